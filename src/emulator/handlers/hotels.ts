@@ -1,0 +1,111 @@
+import { formatDay, type Day } from '../dates.ts';
+import { formatHotel } from '../format.ts';
+import type { HotelRecord } from '../model.ts';
+import { invalid } from '../params.ts';
+import { ALL, V102, type HandlerContext, type Route } from '../route.ts';
+import { requireEvent } from './events.ts';
+
+const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+export const hotelRoutes: Route[] = [
+  {
+    name: 'gethotels',
+    versions: ALL,
+    params: {
+      eventId: { type: 'int', required: true },
+      partnerview: { type: 'bool' },
+      hotelId: { type: 'int' },
+      hotelName: { type: 'string' },
+      city: { type: 'string' },
+      state: { type: 'string' },
+      status: { type: ['enabled', 'disabled'] },
+    },
+    listName: 'hotels',
+    handle(ctx) {
+      const event = requireEvent(ctx);
+      const p = ctx.params as { hotelId?: number; hotelName?: string; city?: string; state?: string; status?: string; partnerview?: boolean };
+      return (ctx.store.hotelsByEvent.get(event.eventId) ?? [])
+        .filter(
+          (h) =>
+            (p.hotelId === undefined || h.hotelId === p.hotelId) &&
+            (p.hotelName === undefined || h.name.toLowerCase().includes(p.hotelName.toLowerCase())) &&
+            (p.city === undefined || eq(h.city, p.city)) &&
+            (p.state === undefined || eq(h.state, p.state)) &&
+            (p.status === undefined || h.status === p.status),
+        )
+        .map((h) => formatHotel(h, p.partnerview ?? false));
+    },
+  },
+  {
+    name: 'getshoppingviewhotels',
+    versions: V102,
+    params: {
+      eventId: { type: 'int', required: true },
+      checkInDate: { type: 'isoDay' },
+      checkOutDate: { type: 'isoDay' },
+      scope: { type: ['full', 'simple'] },
+      showPastCutoff: { type: 'bool' },
+    },
+    listName: 'hotels',
+    handle(ctx) {
+      const event = requireEvent(ctx);
+      const p = ctx.params as { checkInDate?: Day; checkOutDate?: Day; scope?: string; showPastCutoff?: boolean };
+      if ((p.checkInDate === undefined) !== (p.checkOutDate === undefined)) {
+        throw invalid(p.checkInDate === undefined ? 'checkInDate' : 'checkOutDate', 'checkInDate and checkOutDate go together');
+      }
+      const stay = p.checkInDate !== undefined ? { from: p.checkInDate, to: p.checkOutDate! } : undefined;
+      if (stay && stay.to <= stay.from) throw invalid('checkOutDate', 'checkOutDate must be after checkInDate');
+      const now = ctx.clock.now();
+      const pickup = stay ? ctx.store.pickupOf(event.eventId) : undefined;
+      const out = [];
+      for (const hotel of ctx.store.hotelsByEvent.get(event.eventId) ?? []) {
+        if (!hotel.shoppingView) continue;
+        const pastCutoff = now >= hotel.cutOffMs;
+        if (pastCutoff && !p.showPastCutoff) continue;
+        const rooms = stay ? availableRooms(ctx, hotel, stay, pickup!) : undefined;
+        if (rooms && rooms.length === 0) continue;
+        if (p.scope === 'simple') {
+          const rates = rooms?.flatMap((r) => r.rates) ?? [];
+          const lowest = rates.reduce<(typeof rates)[number] | undefined>((low, r) => (!low || r.amount < low.amount ? r : low), undefined);
+          out.push({
+            hotelId: hotel.hotelId,
+            name: hotel.name,
+            pastCutoff,
+            ...(lowest ? { lowestRate: { amount: lowest.amount, currency: lowest.currency } } : {}),
+          });
+        } else {
+          out.push({
+            hotelId: hotel.hotelId,
+            name: hotel.name,
+            address: hotel.address,
+            city: hotel.city,
+            state: hotel.state,
+            zip: hotel.zip,
+            starRating: hotel.starRating,
+            description: hotel.description,
+            pastCutoff,
+            ...(rooms ? { rooms } : {}),
+          });
+        }
+      }
+      return out;
+    },
+  },
+];
+
+/** Room types of the main block with inventory on every night of the stay, with their rates. */
+function availableRooms(ctx: HandlerContext, hotel: HotelRecord, stay: { from: Day; to: Day }, pickup: Map<string, number>) {
+  const rooms = [];
+  for (const roomType of hotel.roomTypes) {
+    let available = Infinity;
+    const rates = [];
+    for (let d = stay.from; d < stay.to; d++) {
+      const key = `${hotel.hotelId}:${roomType.roomTypeId}:${d}`;
+      const block = ctx.store.blocks.get(key) ?? 0;
+      available = Math.min(available, block - (pickup.get(key) ?? 0));
+      rates.push({ date: formatDay(d), amount: roomType.baseRate, currency: roomType.currency });
+    }
+    if (available > 0) rooms.push({ roomTypeId: roomType.roomTypeId, roomType: roomType.roomType, available, rates });
+  }
+  return rooms;
+}

@@ -1,0 +1,112 @@
+import { formatReservation, type DetailFlags } from '../format.ts';
+import type { ReservationRecord } from '../model.ts';
+import { invalid, notFound, type ParamSpecs } from '../params.ts';
+import { LINKS, page, pageCount, V101_UP, type HandlerContext, type Route } from '../route.ts';
+import { requireEvent } from './events.ts';
+
+const filterSpecs = {
+  eventId: { type: 'int', required: true },
+  reservationNumber: { type: 'int' },
+  hotelId: { type: 'int' },
+  contactEmail: { type: 'string' },
+  contactLastName: { type: 'string' },
+  guestLastName: { type: 'string' },
+  confirmationNumber: { type: 'string' },
+  groupCode: { type: 'string' },
+  reservationStatus: { type: ['new', 'accepted', 'cancelled', 'declined'] },
+  roomStatus: { type: ['active', 'cancelled'] },
+  companyName: { type: 'string' },
+  label1: { type: 'string' },
+  label2: { type: 'string' },
+  attendeeId: { type: 'string' },
+  modifiedAfterDate: { type: 'timestamp' },
+} satisfies ParamSpecs;
+
+const flagSpecs = {
+  fullContactInfo: { type: 'bool' },
+  detailedEventInfo: { type: 'bool' },
+  detailedHotelInfo: { type: 'bool' },
+  detailedSubBlockInfo: { type: 'bool' },
+  customField: { type: 'bool' },
+  partnerview: { type: 'bool' },
+} satisfies ParamSpecs;
+
+type Filters = {
+  reservationNumber?: number;
+  hotelId?: number;
+  contactEmail?: string;
+  contactLastName?: string;
+  guestLastName?: string;
+  confirmationNumber?: string;
+  groupCode?: string;
+  reservationStatus?: string;
+  roomStatus?: string;
+  companyName?: string;
+  label1?: string;
+  label2?: string;
+  attendeeId?: string;
+  modifiedAfterDate?: number;
+};
+
+/** String filters are case-insensitive exact matches (upstream contract). */
+const same = (value: string | null, wanted: string | undefined) =>
+  wanted === undefined || (value !== null && value.toLowerCase() === wanted.toLowerCase());
+
+function matches(r: ReservationRecord, f: Filters): boolean {
+  return (
+    (f.reservationNumber === undefined || r.reservationNumber === f.reservationNumber) &&
+    (f.hotelId === undefined || r.hotelId === f.hotelId) &&
+    same(r.contact.email, f.contactEmail) &&
+    same(r.contact.lastName, f.contactLastName) &&
+    (f.guestLastName === undefined || r.rooms.some((room) => room.guests.some((g) => same(g.lastName, f.guestLastName)))) &&
+    same(r.confirmationNumber, f.confirmationNumber) &&
+    same(r.groupCode, f.groupCode) &&
+    (f.reservationStatus === undefined || r.status === f.reservationStatus) &&
+    (f.roomStatus === undefined || r.rooms.some((room) => room.status === f.roomStatus)) &&
+    same(r.contact.companyName, f.companyName) &&
+    same(r.label1, f.label1) &&
+    same(r.label2, f.label2) &&
+    same(r.attendeeId, f.attendeeId) &&
+    // "modified since then": at or after the start of that minute.
+    (f.modifiedAfterDate === undefined || r.modifiedMs >= f.modifiedAfterDate)
+  );
+}
+
+function filtered(ctx: HandlerContext): ReservationRecord[] {
+  const event = requireEvent(ctx);
+  const f = ctx.params as Filters;
+  const all = ctx.store.reservationsByEvent.get(event.eventId) ?? [];
+  return all.filter((r) => matches(r, f));
+}
+
+export const reservationRoutes: Route[] = [
+  {
+    name: 'getreservation',
+    versions: V101_UP,
+    params: { ...filterSpecs, ...flagSpecs, page: { type: 'int' } },
+    listName: 'reservations',
+    handle(ctx) {
+      const pageNumber = (ctx.params.page as number | undefined) ?? 1;
+      if (pageNumber < 1) throw invalid('page', 'page must be 1 or more');
+      const flags = ctx.params as DetailFlags;
+      return page(filtered(ctx), pageNumber).map((r) => formatReservation(r, flags, ctx.store, ctx.licensee.timeZone));
+    },
+  },
+  {
+    name: 'getreservationpagecount',
+    versions: V101_UP,
+    params: filterSpecs,
+    pageCount: true,
+    handle: (ctx) => pageCount(filtered(ctx).length),
+  },
+  {
+    name: 'geteditreservationlink',
+    versions: LINKS,
+    params: { reservationNumber: { type: 'int', required: true } },
+    handle(ctx) {
+      const r = ctx.store.reservationOf(ctx.licensee.systemIdentifier, ctx.params.reservationNumber as number);
+      if (!r) throw notFound('reservation', 'reservationNumber');
+      return { link: `${ctx.baseUrl}/book/edit/${r.reservationNumber}?event=${r.eventId}` };
+    },
+  },
+];

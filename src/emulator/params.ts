@@ -1,0 +1,98 @@
+import { parseDay, parseIsoDay, parseTimestamp, type Day } from './dates.ts';
+
+/** An error the emulated service answers with (upstream contract, "Errors"). */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string, field?: string) => new ServiceError(404, 'NOT_FOUND', `${what} not found`, field);
+export const invalid = (field: string, message: string) => new ServiceError(400, 'INVALID_PARAMETER', message, field);
+
+export type ParamType = 'int' | 'bool' | 'string' | 'day' | 'isoDay' | 'timestamp' | 'json' | readonly string[];
+
+export interface ParamSpec {
+  type: ParamType;
+  required?: boolean;
+  /** Maximum length of a string (255 unless given). */
+  max?: number;
+}
+
+export type ParamSpecs = Record<string, ParamSpec>;
+export type Params = Record<string, unknown>;
+
+const MAX_DEFAULT = 255;
+
+/**
+ * Checks and converts the request's raw fields against an endpoint's specs: ints become numbers,
+ * booleans booleans, `day` and `isoDay` Day numbers, `timestamp` epoch ms in `zone`. Unknown fields
+ * are ignored, as the real service does.
+ */
+export function readParams(raw: Params, specs: ParamSpecs, zone: string): Params {
+  const out: Params = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const value = raw[name];
+    if (value === undefined || value === null || value === '') {
+      if (spec.required) throw new ServiceError(400, 'MISSING_PARAMETER', `${name} is required`, name);
+      continue;
+    }
+    out[name] = convert(name, value, spec, zone);
+  }
+  return out;
+}
+
+function convert(name: string, value: unknown, spec: ParamSpec, zone: string): unknown {
+  const type = spec.type;
+  if (type === 'json') {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      throw invalid(name, `${name} is not valid JSON`);
+    }
+  }
+  if (typeof value === 'object') throw invalid(name, `${name} must be a single value`);
+  const text = String(value);
+  switch (type) {
+    case 'int': {
+      if (!/^-?\d{1,15}$/.test(text.trim())) throw invalid(name, `${name} must be an integer`);
+      return Number(text);
+    }
+    case 'bool': {
+      const t = text.trim().toLowerCase();
+      if (t === 'true') return true;
+      if (t === 'false') return false;
+      throw invalid(name, `${name} must be true or false`);
+    }
+    case 'day':
+      return orInvalid(parseDay(text), name, `${name} must be a date like 13-Mar-2027`);
+    case 'isoDay':
+      return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13`);
+    case 'timestamp':
+      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm`);
+    case 'string': {
+      const max = spec.max ?? MAX_DEFAULT;
+      if (text.length > max) throw invalid(name, `${name} is longer than ${max} characters`);
+      return text;
+    }
+    default: {
+      const t = text.trim().toLowerCase();
+      if (!type.includes(t)) throw invalid(name, `${name} must be one of ${type.join(', ')}`);
+      return t;
+    }
+  }
+}
+
+function orInvalid<T>(value: T | null, name: string, message: string): T {
+  if (value === null) throw invalid(name, message);
+  return value;
+}
+
+export type { Day };

@@ -1,0 +1,260 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { handleControl } from './control.ts';
+import { readParams, ServiceError } from './params.ts';
+import type { Version } from './route.ts';
+import { ROUTES } from './routes.ts';
+import { EmulatorState, type LogEntry, type StateOptions } from './state.ts';
+import { shapeBody } from './variations.ts';
+import { DEFAULT_START } from './clock.ts';
+
+export interface EmulatorOptions {
+  port?: number;
+  host?: string;
+  seed?: number;
+  /** The clock's start instant (ISO); 2027-01-15T12:00:00Z unless given. */
+  now?: string;
+  rateLimit?: number | false;
+  rateWindowMs?: number;
+}
+
+export interface Emulator {
+  url: string;
+  state: EmulatorState;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 1 << 20;
+const API_PATH = /^\/api\/([^/]+)\/([^/?]+)\/?$/;
+const VERSIONS = new Set(['v1', 'v101', 'v102']);
+
+/** Starts the emulated reservation service; port 0 picks a free port. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const stateOptions: StateOptions = {
+    seed: options.seed ?? 1,
+    startMs: Date.parse(options.now ?? DEFAULT_START),
+    rateLimit: options.rateLimit ?? 240,
+    rateWindowMs: options.rateWindowMs ?? 60_000,
+  };
+  if (Number.isNaN(stateOptions.startMs)) throw new Error(`--now ${options.now} is not an ISO 8601 instant`);
+  const state = new EmulatorState(stateOptions);
+  let baseUrl = '';
+  const server = createServer((req, res) => {
+    handle(state, baseUrl, req, res).catch((error: unknown) => {
+      // Never crash on a request: whatever escaped is the emulator's own fault, answered as 500.
+      if (!res.headersSent) send(res, 500, { error: { code: 'INTERNAL', message: String((error as Error).message ?? error) } });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  baseUrl = `http://${host}:${address.port}`;
+  return {
+    url: baseUrl,
+    state,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://emulator');
+  if (url.pathname.startsWith('/_emulator/')) {
+    const body = await readBody(req).catch(() => undefined);
+    const result = handleControl(state, req.method ?? 'GET', url, body);
+    send(res, result.status, result.body);
+    return;
+  }
+  const match = API_PATH.exec(url.pathname);
+  const entry: LogEntry = {
+    at: new Date().toISOString(),
+    version: match?.[1] ?? null,
+    endpoint: match?.[2] ?? url.pathname,
+    status: 0,
+    licensee: null,
+    userAgent: req.headers['user-agent'] ?? null,
+    fault: null,
+    params: {},
+  };
+  try {
+    if (!match) throw new ServiceError(404, 'NOT_FOUND', `unknown path ${url.pathname}`);
+    const raw = await readRequestParams(req, url);
+    entry.params = withoutSecrets(raw);
+    if (!entry.userAgent) throw new ServiceError(403, 'FORBIDDEN', 'a User-Agent header is required');
+    const version = match[1]! as Version;
+    const name = match[2]!;
+    const route = ROUTES.get(name);
+    const known = VERSIONS.has(version) && (name === 'authenticate' || route?.versions.includes(version));
+    if (!known) throw new ServiceError(404, 'NOT_FOUND', `${name} is not served under ${match[1]}`);
+
+    const fault = state.faults.draw(name);
+    if (fault?.latencyMs) await sleep(fault.latencyMs);
+    if (fault?.kind) {
+      entry.fault = fault.kind;
+      return injectFault(state, fault.kind, fault.errorStatus, req, res, entry);
+    }
+
+    if (name === 'authenticate') {
+      const systemIdentifier = typeof raw.systemIdentifier === 'string' ? raw.systemIdentifier : undefined;
+      const licensee = systemIdentifier ? state.store.licensees.get(systemIdentifier) : undefined;
+      if (licensee) {
+        entry.licensee = licensee.systemIdentifier;
+        countOrRefuse(state, licensee.systemIdentifier);
+      }
+      const p = readParams(raw, { key: { type: 'string', required: true }, systemIdentifier: { type: 'string', required: true } }, 'UTC');
+      if (!licensee || licensee.key !== p.key) throw new ServiceError(401, 'INVALID_CREDENTIALS', 'key and systemIdentifier do not match');
+      return respond(state, res, entry, 200, { token: state.issueToken(licensee.systemIdentifier) });
+    }
+
+    const token = typeof raw.token === 'string' ? raw.token : '';
+    if (!token) throw new ServiceError(400, 'MISSING_PARAMETER', 'token is required', 'token');
+    const licenseeId = state.tokenLicensee(token);
+    if (!licenseeId) return rejectToken(state, res, entry);
+    entry.licensee = licenseeId;
+    countOrRefuse(state, licenseeId);
+    const licensee = state.store.licensees.get(licenseeId)!;
+    const params = readParams(raw, route!.params, licensee.timeZone);
+    const body = route!.handle({ store: state.store, licensee, params, clock: state.clock, baseUrl });
+    return respond(state, res, entry, 200, shapeBody(body, state.variations, route!.listName, route!.pageCount ?? false));
+  } catch (error) {
+    if (error instanceof RateLimited) return tooMany(state, res, entry, error.retryAfter);
+    if (!(error instanceof ServiceError)) throw error;
+    return sendError(state, res, entry, error);
+  }
+}
+
+class RateLimited extends Error {
+  constructor(readonly retryAfter: number) {
+    super('rate limited');
+  }
+}
+
+function countOrRefuse(state: EmulatorState, licensee: string): void {
+  const wait = state.admit(licensee);
+  if (wait !== null) throw new RateLimited(wait);
+}
+
+function respond(state: EmulatorState, res: ServerResponse, entry: LogEntry, status: number, body: unknown): void {
+  entry.status = status;
+  state.record(entry);
+  send(res, status, body);
+}
+
+function tooMany(state: EmulatorState, res: ServerResponse, entry: LogEntry, retryAfter: number): void {
+  entry.status = 429;
+  state.record(entry);
+  const headers: Record<string, string> = state.variations.noRetryAfter ? {} : { 'retry-after': String(retryAfter) };
+  send(res, 429, { error: { code: 'RATE_LIMITED', message: 'more than the allowed requests in the last minute' } }, headers);
+}
+
+function sendError(state: EmulatorState, res: ServerResponse, entry: LogEntry, error: ServiceError): void {
+  const v = state.variations;
+  entry.status = error.status;
+  if (v.nonJsonErrors) {
+    state.record(entry);
+    const html = v.nonJsonErrors === 'html' ? `<html><body><h1>${error.status} Error</h1></body></html>` : '';
+    res.writeHead(error.status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(html) });
+    res.end(html);
+    return;
+  }
+  const detail = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) };
+  if (v.errorWith200 && error.status !== 403) {
+    entry.status = 200;
+    state.record(entry);
+    const body =
+      v.errorWith200 === 'error'
+        ? { error: detail }
+        : v.errorWith200 === 'success-false'
+          ? { success: false, message: error.message, code: error.code }
+          : { status: 'error', message: error.message, code: error.code };
+    send(res, 200, body);
+    return;
+  }
+  state.record(entry);
+  send(res, error.status, { error: detail });
+}
+
+function rejectToken(state: EmulatorState, res: ServerResponse, entry: LogEntry): void {
+  const variation = state.variations.tokenRejection;
+  if (!variation) return sendError(state, res, entry, new ServiceError(401, 'INVALID_TOKEN', 'token is invalid or expired', 'token'));
+  entry.status = variation.status;
+  state.record(entry);
+  const body =
+    variation.form === 'code'
+      ? { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }
+      : { success: false, message: 'Invalid or expired token' };
+  send(res, variation.status, body);
+}
+
+function injectFault(state: EmulatorState, kind: string, errorStatus: number, req: IncomingMessage, res: ServerResponse, entry: LogEntry): void {
+  switch (kind) {
+    case 'reset':
+      state.record(entry);
+      req.socket.resetAndDestroy();
+      return;
+    case 'status':
+      return sendError(state, res, entry, new ServiceError(errorStatus, errorStatus === 500 ? 'INTERNAL' : 'UNAVAILABLE', 'service unavailable'));
+    case 'malformed':
+      entry.status = 200;
+      state.record(entry);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"eventId": 50');
+      return;
+    default:
+      return tooMany(state, res, entry, 2);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new ServiceError(400, 'INVALID_PARAMETER', 'request body larger than 1 MiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Form bodies, JSON bodies and query strings are all accepted (upstream contract, "Transport"). */
+async function readRequestParams(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
+  const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+  const text = await readBody(req);
+  if (text.length === 0) return params;
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  if (type.includes('application/json')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ServiceError(400, 'INVALID_PARAMETER', 'request body is not valid JSON');
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new ServiceError(400, 'INVALID_PARAMETER', 'request body must be a JSON object');
+    }
+    return { ...params, ...(parsed as Record<string, unknown>) };
+  }
+  return { ...params, ...Object.fromEntries(new URLSearchParams(text)) };
+}
+
+function withoutSecrets(params: Record<string, unknown>): Record<string, unknown> {
+  const { key: _key, token: _token, ...rest } = params;
+  return rest;
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/** The tolerated variations of the upstream contract, each switchable for tests. */
+export const variationsSchema = z.strictObject({
+  /** Errors answered with status 200 and one of the three bodies the contract lists. */
+  errorWith200: z.enum(['error', 'success-false', 'status-error']).nullable().optional(),
+  /** Token rejections with another status and a body naming the token by code or by message. */
+  tokenRejection: z
+    .strictObject({ status: z.union([z.literal(200), z.literal(400), z.literal(401), z.literal(403)]), form: z.enum(['code', 'message']) })
+    .nullable()
+    .optional(),
+  /** Page counts as a bare integer, and 1 for an empty result. */
+  bareIntegerPageCount: z.boolean().optional(),
+  /** Lists wrapped in an object: named after the list, or as `data`. */
+  wrappedArrays: z.enum(['named', 'data']).nullable().optional(),
+  /** Every number sent as a numeric string. */
+  numericStrings: z.boolean().optional(),
+  /** Error bodies that are not JSON: an HTML page from a proxy, or nothing. */
+  nonJsonErrors: z.enum(['html', 'empty']).nullable().optional(),
+  /** 429 without Retry-After. */
+  noRetryAfter: z.boolean().optional(),
+  /** Unknown extra properties on every object. */
+  extraProperties: z.boolean().optional(),
+});
+
+export type Variations = z.infer<typeof variationsSchema>;
+
+/** Applies the shape variations to a successful body. */
+export function shapeBody(body: unknown, v: Variations, listName: string | undefined, isPageCount: boolean): unknown {
+  let out = body;
+  if (isPageCount && v.bareIntegerPageCount) {
+    const n = (body as { pageCount: number }).pageCount;
+    out = n === 0 ? 1 : n;
+  }
+  if (Array.isArray(out) && v.wrappedArrays) out = { [v.wrappedArrays === 'data' ? 'data' : (listName ?? 'items')]: out };
+  if (v.numericStrings || v.extraProperties) out = deepMap(out, v);
+  return out;
+}
+
+function deepMap(value: unknown, v: Variations): unknown {
+  if (typeof value === 'number') return v.numericStrings ? String(value) : value;
+  if (Array.isArray(value)) return value.map((x) => deepMap(x, v));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(value)) out[k] = deepMap(x, v);
+    if (v.extraProperties) out.legacyRef = 'LR-0';
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRest, type Rest } from '../helpers/rest.ts';
+
+let rest: Rest;
+beforeAll(async () => {
+  rest = await startRest();
+});
+afterAll(() => rest.emulator.close());
+beforeEach(() => rest.reset());
+
+// Specification, section 9: which version serves which endpoint.
+const MATRIX: Record<string, string[]> = {
+  getevent: ['v1', 'v101', 'v102'],
+  getgroupcodes: ['v1', 'v101', 'v102'],
+  gethotels: ['v1', 'v101', 'v102'],
+  postattendee: ['v1', 'v101', 'v102'],
+  getgroupcodelink: ['v1', 'v101'],
+  geteditreservationlink: ['v1', 'v101'],
+  posteventquestion: ['v101', 'v102'],
+  geteventquestions: ['v101', 'v102'],
+  getreservation: ['v101', 'v102'],
+  getreservationpagecount: ['v101', 'v102'],
+  getattendeeanswers: ['v101', 'v102'],
+  getattendeeanswerspagecount: ['v101', 'v102'],
+  postmailinglistoptin: ['v101', 'v102'],
+  getmailinglistoptin: ['v101', 'v102'],
+  getmailinglistoptinpagecount: ['v101', 'v102'],
+  getpickup: ['v102'],
+  posteventhotelactualized: ['v102'],
+  getshoppingviewhotels: ['v102'],
+  postcustomfield: ['v102'],
+  getcustomfields: ['v102'],
+  postcustomfieldvalue: ['v102'],
+};
+
+describe('User-Agent', () => {
+  it('answers 403 without one, on authenticate and everywhere else', async () => {
+    const auth = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { userAgent: null });
+    expect(auth.status).toBe(403);
+    expect(auth.body.error.code).toBe('FORBIDDEN');
+    const token = await rest.token();
+    const res = await rest.post('getevent', { token, eventId: 5001 }, { userAgent: null });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('authenticate', () => {
+  it('returns a new token on every call, valid in every version', async () => {
+    const a = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { version: 'v1' });
+    const b = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' });
+    expect(a.status).toBe(200);
+    expect(typeof a.body.token).toBe('string');
+    expect(a.body.token).not.toBe(b.body.token);
+    for (const token of [a.body.token, b.body.token]) {
+      expect((await rest.post('getevent', { token, eventId: 5001 }, { version: 'v102' })).status).toBe(200);
+      expect((await rest.post('getevent', { token, eventId: 5001 }, { version: 'v1' })).status).toBe(200);
+    }
+  });
+
+  it.each([
+    [{ key: 'wrong', systemIdentifier: '1001' }, 401, 'INVALID_CREDENTIALS', undefined],
+    [{ key: 'demo-key-1001', systemIdentifier: '2002' }, 401, 'INVALID_CREDENTIALS', undefined],
+    [{ key: 'demo-key-1001', systemIdentifier: '9999' }, 401, 'INVALID_CREDENTIALS', undefined],
+    [{ systemIdentifier: '1001' }, 400, 'MISSING_PARAMETER', 'key'],
+    [{ key: 'demo-key-1001' }, 400, 'MISSING_PARAMETER', 'systemIdentifier'],
+  ])('refuses %o', async (params, status, code, field) => {
+    const res = await rest.post('authenticate', params);
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    expect(res.body.error.field).toBe(field);
+  });
+});
+
+describe('tokens', () => {
+  it('requires a token on every other endpoint', async () => {
+    const res = await rest.post('getevent', { eventId: 5001 });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'MISSING_PARAMETER', field: 'token' });
+    const bad = await rest.post('getevent', { token: 'not-a-token', eventId: 5001 });
+    expect(bad.status).toBe(401);
+    expect(bad.body.error).toMatchObject({ code: 'INVALID_TOKEN', field: 'token' });
+  });
+
+  it('expires a token 30 minutes after its issue, on the moved clock', async () => {
+    const token = await rest.token();
+    await rest.control('clock', { advanceMs: 29 * 60_000 });
+    expect((await rest.post('getevent', { token, eventId: 5001 })).status).toBe(200);
+    const fresh = (await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' })).body.token;
+    await rest.control('clock', { advanceMs: 60_000 });
+    const expired = await rest.post('getevent', { token, eventId: 5001 });
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.code).toBe('INVALID_TOKEN');
+    // An older token expiring leaves the newer one valid.
+    expect((await rest.post('getevent', { token: fresh, eventId: 5001 })).status).toBe(200);
+  });
+
+  it('revokes every issued token at once', async () => {
+    const token = await rest.token();
+    await rest.control('revoke-tokens', {});
+    expect((await rest.post('getevent', { token, eventId: 5001 })).status).toBe(401);
+  });
+
+  it('scopes a token to its licensee: another licensee’s event is not found', async () => {
+    const res = await rest.call('getevent', { eventId: 6001 });
+    expect(res.status).toBe(404);
+    expect((await rest.call('getevent', { eventId: 6001 }, { licensee: '2002' })).status).toBe(200);
+  });
+});
+
+describe('versions', () => {
+  it('serves exactly the matrix of section 9, and 404 for everything else', async () => {
+    const token = await rest.token();
+    const seen: Record<string, string[]> = {};
+    for (const endpoint of Object.keys(MATRIX)) {
+      for (const version of ['v1', 'v101', 'v102', 'v103']) {
+        const res = await rest.post(endpoint, { token }, { version });
+        // A served endpoint refuses the missing parameters (400) or answers 410; never 404.
+        const served = !(res.status === 404 && res.body.error.code === 'NOT_FOUND');
+        if (served) (seen[endpoint] ??= []).push(version);
+      }
+    }
+    expect(seen).toEqual(MATRIX);
+    expect((await rest.post('nosuchendpoint', { token })).status).toBe(404);
+    expect((await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { version: 'v2' })).status).toBe(404);
+  });
+
+  it('answers 410 on the three mailing-list endpoints after checking and counting them', async () => {
+    for (const endpoint of ['postmailinglistoptin', 'getmailinglistoptin', 'getmailinglistoptinpagecount']) {
+      const res = await rest.call(endpoint, {}, { version: 'v101' });
+      expect(res.status).toBe(410);
+      expect(res.body.error.code).toBe('FEATURE_UNAVAILABLE');
+      expect((await rest.post(endpoint, { token: 'bad' })).status).toBe(401);
+    }
+    const log = await rest.requests();
+    expect(log.filter((r) => r.status === 410 && r.licensee === '1001')).toHaveLength(3);
+  });
+
+  it('accepts JSON bodies and query strings as well as forms', async () => {
+    const token = await rest.token();
+    expect((await rest.post('getevent', { token, eventId: 5001 }, { json: true })).body.eventId).toBe(5001);
+    const res = await fetch(`${rest.url}/api/v102/getevent?token=${token}&eventId=5002`, { headers: { 'user-agent': 't' } });
+    expect((await res.json()).eventId).toBe(5002);
+  });
+
+  it('refuses a malformed JSON body with 400', async () => {
+    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': 'application/json' }, body: '{"token":' });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('INVALID_PARAMETER');
+  });
+});
+
+describe('request log', () => {
+  it('logs every request with its outcome and never the key or token', async () => {
+    const token = await rest.token();
+    await rest.post('getevent', { token, eventId: 5001 });
+    await rest.post('getevent', { token, eventId: 424242 });
+    await rest.post('getevent', { eventId: 5001 }, { userAgent: null });
+    const log = await rest.requests();
+    expect(log.map((r) => [r.endpoint, r.status, r.licensee])).toEqual([
+      ['authenticate', 200, '1001'],
+      ['getevent', 200, '1001'],
+      ['getevent', 404, '1001'],
+      ['getevent', 403, null],
+    ]);
+    expect(log[1]).toMatchObject({ version: 'v102', userAgent: 'emulator-tests/1', fault: null, params: { eventId: '5001' } });
+    const text = JSON.stringify(log);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain('demo-key-1001');
+  });
+});
