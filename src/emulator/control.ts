@@ -47,6 +47,7 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
         const c = clockSchema.parse(body);
         if ('advanceMs' in c) state.clock.advance(c.advanceMs);
         else state.clock.set(Date.parse(c.now));
+        state.markDirty();
         state.store.sweepAttendees(state.clock.now());
         return ok({ now: new Date(state.clock.now()).toISOString() });
       }
@@ -62,6 +63,7 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
         state.variations = { ...state.variations, ...variationsSchema.parse(body) };
         return ok({ variations: state.variations });
       case 'POST bookings':
+        state.markDirty();
         return book(state, bookingSchema.parse(body));
       default:
         return { status: 404, body: { error: { code: 'NOT_FOUND', message: `no control ${method} /_emulator/${action}` } } };

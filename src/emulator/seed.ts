@@ -265,7 +265,8 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
             attendeeId,
             registrationEventId,
             fields: { firstName, lastName, email: contact.email },
-            updatedMs: createdMs,
+            // The registration system pushed its attendees again in the last three weeks.
+            updatedMs: startMs - f.number.int({ min: 1, max: 21 }) * DAY,
           });
         }
         for (const [questionId, p] of [[1, 0.2], [7, 0.15], [8, 0.05]] as const) {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { handleControl } from './control.ts';
 import { readParams, ServiceError } from './params.ts';
-import type { Version } from './route.ts';
+import { RawJson, type Version } from './route.ts';
 import { ROUTES } from './routes.ts';
 import { EmulatorState, type LogEntry, type StateOptions } from './state.ts';
 import { shapeBody } from './variations.ts';
@@ -125,6 +125,7 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     countOrRefuse(state, licenseeId);
     const licensee = state.store.licensees.get(licenseeId)!;
     const params = readParams(raw, route!.params, licensee.timeZone);
+    if (name.startsWith('post')) state.markDirty();
     const body = route!.handle({ store: state.store, licensee, params, clock: state.clock, baseUrl });
     return respond(state, res, entry, 200, shapeBody(body, state.variations, route!.listName, route!.pageCount ?? false));
   } catch (error) {
@@ -217,9 +218,9 @@ function injectFault(state: EmulatorState, kind: string, errorStatus: number, re
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+  const bytes = body instanceof RawJson ? body.bytes : Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.length, ...headers });
+  res.end(bytes);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -227,9 +228,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new ServiceError(400, 'INVALID_PARAMETER', 'request body larger than 1 MiB');
-    chunks.push(chunk as Buffer);
+    // Past the limit the rest is read and dropped, so the client gets its answer; a body far past
+    // it is cut off.
+    if (size > MAX_BODY * 64) req.destroy();
+    else if (size <= MAX_BODY) chunks.push(chunk as Buffer);
   }
+  if (size > MAX_BODY) throw new ServiceError(400, 'INVALID_PARAMETER', 'request body larger than 1 MiB');
   return Buffer.concat(chunks).toString('utf8');
 }
 

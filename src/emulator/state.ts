@@ -36,6 +36,8 @@ export class EmulatorState {
   variations: Variations = {};
   log: LogEntry[] = [];
   private readonly data: DemoData;
+  /** Whether anything changed the store since it was built: reset rebuilds only then. */
+  private dirty = false;
   private tokens = new Map<string, { licensee: string; issuedMs: number }>();
   /** Real-time send instants per licensee, oldest first. */
   private windows = new Map<string, number[]>();
@@ -50,11 +52,18 @@ export class EmulatorState {
   reset(): void {
     this.clock.reset();
     this.faults.clear();
-    this.store = new Store(this.data);
+    if (this.dirty) this.store = new Store(this.data);
+    this.dirty = false;
     this.variations = {};
     this.log = [];
     this.tokens.clear();
     this.windows.clear();
+  }
+
+  markDirty(): void {
+    this.dirty = true;
+    this.store.reservationJson.clear();
+    this.store.pageJson.clear();
   }
 
   issueToken(licensee: string): string {

@@ -1,4 +1,5 @@
 import { DAY } from './dates.ts';
+import type { RawJson } from './route.ts';
 import type {
   AnswerRecord,
   AttendeeRecord,
@@ -35,6 +36,13 @@ export class Store {
   readonly attendees = new Map<string, AttendeeRecord>();
   /** `${eventId}:${hotelId}:${day}` → rooms */
   readonly actualized = new Map<string, number>();
+  /**
+   * Serialized reservations by `${reservationNumber}|${flags}`: a page is then a join of strings.
+   * Emptied whenever anything is written (see EmulatorState.markDirty).
+   */
+  readonly reservationJson = new Map<string, string>();
+  /** Whole reservation pages by licensee and parameters, emptied with reservationJson. */
+  readonly pageJson = new Map<string, RawJson>();
   /** Attendee key → end of the latest event in which a reservation is linked to it. */
   private readonly linkedEventEnd = new Map<string, number>();
   private nextCustomFieldId = 1;

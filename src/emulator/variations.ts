@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RawJson } from './route.ts';
 
 /** The tolerated variations of the upstream contract, each switchable for tests. */
 export const variationsSchema = z.strictObject({
@@ -28,13 +29,23 @@ export type Variations = z.infer<typeof variationsSchema>;
 /** Applies the shape variations to a successful body. */
 export function shapeBody(body: unknown, v: Variations, listName: string | undefined, isPageCount: boolean): unknown {
   let out = body;
+  if (out instanceof RawJson) {
+    if (!v.numericStrings && !v.extraProperties) {
+      return v.wrappedArrays ? new RawJson(`{${JSON.stringify(wrapperName(v, listName))}:${out.text}}`) : out;
+    }
+    out = JSON.parse(out.text);
+  }
   if (isPageCount && v.bareIntegerPageCount) {
     const n = (body as { pageCount: number }).pageCount;
     out = n === 0 ? 1 : n;
   }
-  if (Array.isArray(out) && v.wrappedArrays) out = { [v.wrappedArrays === 'data' ? 'data' : (listName ?? 'items')]: out };
   if (v.numericStrings || v.extraProperties) out = deepMap(out, v);
+  if (Array.isArray(out) && v.wrappedArrays) out = { [wrapperName(v, listName)]: out };
   return out;
+}
+
+function wrapperName(v: Variations, listName: string | undefined): string {
+  return v.wrappedArrays === 'data' ? 'data' : (listName ?? 'items');
 }
 
 function deepMap(value: unknown, v: Variations): unknown {

@@ -142,6 +142,26 @@ describe('versions', () => {
     expect((await res.json()).eventId).toBe(5002);
   });
 
+  it('answers a client’s mistakes with 400, never 500', async () => {
+    const token = await rest.token();
+    const cases: [string, string, string][] = [
+      ['application/json', JSON.stringify({ token, eventId: { nested: true } }), 'eventId'],
+      ['application/json', JSON.stringify({ token, eventId: [5001] }), 'eventId'],
+      ['application/json', '[1,2]', ''],
+      ['application/json', 'x'.repeat(2 << 20), ''],
+      ['application/x-www-form-urlencoded', `token=${token}&eventId=%E0%A4%A`, 'eventId'],
+      ['application/x-www-form-urlencoded', `token=${token}&eventId=99999999999999999999`, 'eventId'],
+    ];
+    for (const [type, body, field] of cases) {
+      const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': type }, body });
+      expect(res.status).toBe(400);
+      const error = (await res.json()).error;
+      expect(error.code).toBe('INVALID_PARAMETER');
+      if (field) expect(error.field).toBe(field);
+    }
+    expect((await rest.post('getevent', { token, eventId: 5001 })).status).toBe(200);
+  });
+
   it('refuses a malformed JSON body with 400', async () => {
     const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': 'application/json' }, body: '{"token":' });
     expect(res.status).toBe(400);

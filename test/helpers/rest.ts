@@ -61,6 +61,8 @@ export class Rest {
   }
 
   async control(action: string, body?: unknown): Promise<any> {
+    // Moving the clock may expire the tokens held here.
+    if (action === 'clock' || action === 'revoke-tokens') this.tokens.clear();
     const res = await fetch(`${this.url}/_emulator/${action}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     return { status: res.status, ...(await res.json()) };
   }

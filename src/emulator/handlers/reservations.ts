@@ -1,7 +1,7 @@
 import { formatReservation, type DetailFlags } from '../format.ts';
 import type { ReservationRecord } from '../model.ts';
 import { invalid, notFound, type ParamSpecs } from '../params.ts';
-import { LINKS, page, pageCount, V101_UP, type HandlerContext, type Route } from '../route.ts';
+import { LINKS, page, pageCount, RawJson, V101_UP, type HandlerContext, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
 const filterSpecs = {
@@ -30,6 +30,9 @@ const flagSpecs = {
   customField: { type: 'bool' },
   partnerview: { type: 'bool' },
 } satisfies ParamSpecs;
+
+const FILTER_NAMES = Object.keys(filterSpecs).filter((n) => n !== 'eventId') as (keyof Filters)[];
+const FLAGS = Object.keys(flagSpecs) as (keyof typeof flagSpecs)[];
 
 type Filters = {
   reservationNumber?: number;
@@ -76,7 +79,8 @@ function filtered(ctx: HandlerContext): ReservationRecord[] {
   const event = requireEvent(ctx);
   const f = ctx.params as Filters;
   const all = ctx.store.reservationsByEvent.get(event.eventId) ?? [];
-  return all.filter((r) => matches(r, f));
+  const filtering = FILTER_NAMES.some((name) => f[name] !== undefined);
+  return filtering ? all.filter((r) => matches(r, f)) : all;
 }
 
 export const reservationRoutes: Route[] = [
@@ -88,8 +92,25 @@ export const reservationRoutes: Route[] = [
     handle(ctx) {
       const pageNumber = (ctx.params.page as number | undefined) ?? 1;
       if (pageNumber < 1) throw invalid('page', 'page must be 1 or more');
+      // Answers change only when something is written, which empties this cache.
+      const pageKey = `${ctx.licensee.systemIdentifier}|${JSON.stringify(ctx.params)}`;
+      const cached = ctx.store.pageJson.get(pageKey);
+      if (cached) return cached;
       const flags = ctx.params as DetailFlags;
-      return page(filtered(ctx), pageNumber).map((r) => formatReservation(r, flags, ctx.store, ctx.licensee.timeZone));
+      const flagsKey = FLAGS.map((f) => (flags[f] ? 1 : 0)).join('');
+      const cache = ctx.store.reservationJson;
+      const parts = page(filtered(ctx), pageNumber).map((r) => {
+        const key = `${r.reservationNumber}|${flagsKey}`;
+        let text = cache.get(key);
+        if (text === undefined) {
+          text = JSON.stringify(formatReservation(r, flags, ctx.store, ctx.licensee.timeZone));
+          cache.set(key, text);
+        }
+        return text;
+      });
+      const body = new RawJson(`[${parts.join(',')}]`);
+      if (ctx.store.pageJson.size < 500) ctx.store.pageJson.set(pageKey, body);
+      return body;
     },
   },
   {

@@ -1,0 +1,83 @@
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync } from 'node:child_process';
+import { cpus } from 'node:os';
+
+/** Shared pieces of the benchmarks: how docs/benchmarking.md says every figure is measured. */
+
+export const WARMUP_S = 3;
+export const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+export const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+
+export interface Started {
+  child: ChildProcess;
+  url: string;
+  startupMs: number;
+}
+
+/** Starts a TypeScript entry point in its own process and waits for the URL it prints. */
+export function startProcess(entry: string, args: string[], env: Record<string, string> = {}, pattern = /(http:\/\/127\.0\.0\.1:\d+)/): Promise<Started> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = pattern.exec(out);
+      if (m) resolve({ child, url: m[1]!, startupMs: performance.now() - t0 });
+    });
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it listened:\n${out}`)));
+  });
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** One measurement: a warm-up, then DURATION_S seconds of load; keep-alive on, no pipelining. */
+export async function load(options: autocannon.Options): Promise<LoadResult> {
+  await autocannon({ ...options, duration: WARMUP_S });
+  const r = await autocannon({ ...options, duration: DURATION_S });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export function summary(values: number[], digits = 0): string {
+  return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+}
+
+export function machine(): string {
+  let commit = 'uncommitted';
+  try {
+    commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+  } catch {
+    // not a checkout
+  }
+  return `${new Date().toISOString().slice(0, 10)}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`;
+}
+
+export async function authenticate(url: string, licensee = '1001'): Promise<string> {
+  const res = await fetch(`${url}/api/v102/authenticate`, {
+    method: 'POST',
+    headers: { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' },
+    body: `key=demo-key-${licensee}&systemIdentifier=${licensee}`,
+  });
+  return ((await res.json()) as { token: string }).token;
+}

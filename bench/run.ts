@@ -1,0 +1,16 @@
+/** `npm run bench -- <name>`: runs bench/<name>.ts; without a name, lists them. */
+import { readdirSync } from 'node:fs';
+
+const names = readdirSync(new URL('.', import.meta.url)).filter((f) => f.endsWith('.ts') && !['run.ts', 'lib.ts'].includes(f)).map((f) => f.slice(0, -3));
+const wanted = process.argv.slice(2);
+if (wanted.length === 0) {
+  console.log(`benchmarks: ${names.join(', ')}\nusage: npm run bench -- <name> [<name> …]`);
+} else {
+  for (const name of wanted) {
+    if (!names.includes(name)) {
+      console.error(`no benchmark ${name}; there are: ${names.join(', ')}`);
+      process.exit(2);
+    }
+    await import(`./${name}.ts`);
+  }
+}
