@@ -1,0 +1,68 @@
+/**
+ * Answers kept per licensee, endpoint and parameters for the endpoint's lifetime, filed under tags
+ * so that a mutation drops what it changes. Values are shared between callers: never mutate them.
+ */
+export interface CacheStore {
+  get(key: string): Promise<unknown | undefined>;
+  set(key: string, value: unknown, ttlMs: number, tags: string[]): Promise<void>;
+  dropTag(tag: string): Promise<void>;
+}
+
+export class MemoryCacheStore implements CacheStore {
+  private readonly entries = new Map<string, { value: unknown; expires: number; tags: string[] }>();
+  private readonly byTag = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(key: string) {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expires <= this.now()) {
+      this.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  async set(key: string, value: unknown, ttlMs: number, tags: string[]) {
+    this.delete(key);
+    if (this.entries.size >= this.maxEntries) {
+      // Maps iterate in insertion order: the oldest entry goes first.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.delete(oldest);
+    }
+    this.entries.set(key, { value, expires: this.now() + ttlMs, tags });
+    for (const tag of tags) {
+      let keys = this.byTag.get(tag);
+      if (!keys) this.byTag.set(tag, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  async dropTag(tag: string) {
+    for (const key of this.byTag.get(tag) ?? []) this.delete(key);
+    this.byTag.delete(tag);
+  }
+
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    for (const tag of entry.tags) this.byTag.get(tag)?.delete(key);
+  }
+}
+
+/** A stable key for parameters: the same values in any property order give the same text. */
+export function stableKey(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableKey).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableKey(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,55 @@
+/**
+ * The one taxonomy of failures of the upstream layer. Each code is one of the GraphQL contract's
+ * error codes, so the server maps them one to one. Messages never carry a URL, a key or a token.
+ */
+export type UpstreamErrorCode = 'BAD_USER_INPUT' | 'NOT_FOUND' | 'RATE_LIMITED' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR';
+
+export class UpstreamError extends Error {
+  override name = 'UpstreamError';
+  constructor(
+    readonly code: UpstreamErrorCode,
+    message: string,
+    readonly details: { field?: string; status?: number; upstreamCode?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The caller's input is invalid (checked before any call), or upstream refused one of its parameters. */
+export class BadInputError extends UpstreamError {
+  override name = 'BadInputError';
+  constructor(message: string, field?: string, status?: number) {
+    super('BAD_USER_INPUT', message, { field, status });
+  }
+}
+
+export class NotFoundError extends UpstreamError {
+  override name = 'NotFoundError';
+  constructor(message: string, field?: string) {
+    super('NOT_FOUND', message, { field, status: 404 });
+  }
+}
+
+/** The licensee's budget could not serve the call before its deadline. */
+export class RateLimitedError extends UpstreamError {
+  override name = 'RateLimitedError';
+  constructor(readonly retryAfterSeconds: number) {
+    super('RATE_LIMITED', `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, { retryAfterSeconds });
+  }
+}
+
+/** Network failure, timeout, 5xx, open circuit: the service could not be reached or answer. */
+export class UpstreamUnavailableError extends UpstreamError {
+  override name = 'UpstreamUnavailableError';
+  constructor(message: string, status?: number) {
+    super('UPSTREAM_UNAVAILABLE', message, { status });
+  }
+}
+
+/** Upstream answered in a way the gateway cannot use, or refused the gateway's own credentials. */
+export class UpstreamResponseError extends UpstreamError {
+  override name = 'UpstreamResponseError';
+  constructor(message: string, status?: number, upstreamCode?: string) {
+    super('UPSTREAM_ERROR', message, { status, upstreamCode });
+  }
+}

@@ -1,0 +1,130 @@
+import countries from 'i18n-iso-countries';
+import english from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
+import { Temporal } from 'temporal-polyfill';
+
+/**
+ * The service's formats ⇄ ISO 8601 (upstream contract, "Dates in responses"). Every converter
+ * rejects what it cannot read with a FormatError naming the value.
+ */
+export class FormatError extends Error {
+  override name = 'FormatError';
+}
+
+countries.registerLocale(english);
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const MONTH_LABELS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const UPSTREAM_DAY = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/;
+const UPSTREAM_TIMESTAMP = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})\s+(\d{1,2}):(\d{2})\s*([AaPp][Mm])$/;
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function plainDate(year: number, month: number, day: number, text: string): Temporal.PlainDate {
+  try {
+    return Temporal.PlainDate.from({ year, month, day }, { overflow: 'reject' });
+  } catch {
+    throw new FormatError(`${JSON.stringify(text)} is not a real date`);
+  }
+}
+
+function upstreamDay(m: RegExpExecArray, text: string): Temporal.PlainDate {
+  const month = MONTHS.indexOf(m[2]!.toLowerCase());
+  if (month < 0) throw new FormatError(`${JSON.stringify(text)} has no month called ${m[2]}`);
+  return plainDate(Number(m[3]), month + 1, Number(m[1]), text);
+}
+
+/** `yyyy-mm-dd` → `dd-Mon-yyyy` */
+export function toUpstreamDate(iso: string): string {
+  const d = parseIsoDate(iso);
+  return `${String(d.day).padStart(2, '0')}-${MONTH_LABELS[d.month - 1]}-${d.year}`;
+}
+
+/** `yyyy-mm-dd`, checked to be a real date. */
+export function parseIsoDate(iso: string): Temporal.PlainDate {
+  if (!ISO_DAY.test(iso)) throw new FormatError(`${JSON.stringify(iso)} is not a date like 2027-03-13`);
+  const [y, m, d] = iso.split('-').map(Number) as [number, number, number];
+  return plainDate(y, m, d, iso);
+}
+
+/** `dd-Mon-yyyy` (month in any case), or already `yyyy-mm-dd` → `yyyy-mm-dd` */
+export function fromUpstreamDate(text: string): string {
+  const t = text.trim();
+  const m = UPSTREAM_DAY.exec(t);
+  if (m) return upstreamDay(m, t).toString();
+  if (ISO_DAY.test(t)) return parseIsoDate(t).toString();
+  throw new FormatError(`${JSON.stringify(text)} is not a date like 13-Mar-2027`);
+}
+
+/**
+ * `dd-Mon-yyyy h:mm am|pm` on the wall clock of `zone` → ISO 8601 with offset. A wall time that
+ * occurs twice is the earlier instant; one that does not exist moves forward by the gap
+ * (Temporal's "compatible" disambiguation, as the contract says). ISO input passes through.
+ */
+export function fromUpstreamTimestamp(text: string, zone: string): string {
+  const t = text.trim();
+  const m = UPSTREAM_TIMESTAMP.exec(t);
+  if (!m) {
+    try {
+      return Temporal.Instant.from(t).toZonedDateTimeISO(zone).toString({ timeZoneName: 'never' });
+    } catch {
+      throw new FormatError(`${JSON.stringify(text)} is not a time like 05-Jan-2027 4:02 pm`);
+    }
+  }
+  const date = upstreamDay(m, t);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  if (hour < 1 || hour > 12 || minute > 59) throw new FormatError(`${JSON.stringify(text)} is not a time of day`);
+  const hour24 = (hour % 12) + (m[6]!.toLowerCase() === 'pm' ? 12 : 0);
+  const zoned = date.toPlainDateTime({ hour: hour24, minute }).toZonedDateTime(zone, { disambiguation: 'compatible' });
+  return zoned.toString({ timeZoneName: 'never' });
+}
+
+/** An ISO 8601 instant → `dd-Mon-yyyy h:mm am|pm` on the wall clock of `zone` (seconds dropped). */
+export function toUpstreamTimestamp(iso: string, zone: string): string {
+  let zoned: Temporal.ZonedDateTime;
+  try {
+    zoned = Temporal.Instant.from(iso).toZonedDateTimeISO(zone);
+  } catch {
+    throw new FormatError(`${JSON.stringify(iso)} is not an ISO 8601 date-time with an offset`);
+  }
+  const hour12 = zoned.hour % 12 === 0 ? 12 : zoned.hour % 12;
+  const day = `${String(zoned.day).padStart(2, '0')}-${MONTH_LABELS[zoned.month - 1]}-${zoned.year}`;
+  return `${day} ${hour12}:${String(zoned.minute).padStart(2, '0')} ${zoned.hour < 12 ? 'am' : 'pm'}`;
+}
+
+/** An ISO 8601 timestamp with offset, normalized (event dates are specified in this form). */
+export function normalizeIsoTimestamp(text: string): string {
+  try {
+    const zoned = Temporal.ZonedDateTime.from(`${text.trim()}[${offsetOf(text.trim())}]`);
+    return zoned.toString({ timeZoneName: 'never' });
+  } catch {
+    throw new FormatError(`${JSON.stringify(text)} is not an ISO 8601 timestamp with offset`);
+  }
+}
+
+function offsetOf(text: string): string {
+  if (/Z$/i.test(text)) return 'UTC';
+  const m = /([+-]\d{2}:?\d{2})$/.exec(text);
+  if (!m) throw new FormatError(`${JSON.stringify(text)} has no offset`);
+  return m[1]!;
+}
+
+/** Whether a zone name is a time zone Temporal knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    Temporal.Now.zonedDateTimeISO(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Full English name, ISO 3166 alpha-2 or alpha-3 → alpha-2. */
+export function toCountryCode(text: string): string {
+  const t = text.trim();
+  let code: string | undefined;
+  if (/^[A-Za-z]{2}$/.test(t)) code = countries.isValid(t.toUpperCase()) ? t.toUpperCase() : undefined;
+  else if (/^[A-Za-z]{3}$/.test(t)) code = countries.alpha3ToAlpha2(t.toUpperCase());
+  else code = countries.getAlpha2Code(t, 'en');
+  if (!code) throw new FormatError(`${JSON.stringify(text)} is not a country name, ISO 3166 alpha-2 or alpha-3 code`);
+  return code;
+}

@@ -1,0 +1,196 @@
+import { RateLimitedError } from './errors.ts';
+
+/**
+ * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
+ * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
+ * twice the limit through across a window boundary (architecture, "Rate budget"). Callers wait in
+ * a fair FIFO queue; one that cannot start before its deadline fails with RATE_LIMITED.
+ */
+
+/**
+ * Where send times live: memory here, Redis when replicas share one budget. A slot counts from
+ * when it is taken until a window after its call finished: the service counts a request when it
+ * arrives, which is after we send it and before we hear back, so a call still in flight never
+ * leaves the window (network and connection-setup delays cannot push two windows' worth together).
+ */
+export interface BudgetStore {
+  /** Takes a slot at `now` if fewer than `limit` are counted; else says when one frees (Infinity: when a call finishes). */
+  take(licensee: string, now: number, limit: number, windowMs: number): Promise<{ taken: true; slot: string } | { taken: false; freeAt: number }>;
+  /** The call of this slot finished at `at`: from then on the slot leaves the window after windowMs. */
+  finish(licensee: string, slot: string, at: number): Promise<void>;
+  /** When each counted slot leaves the window, soonest first (Infinity for calls in flight). */
+  freeTimes(licensee: string, now: number, windowMs: number): Promise<number[]>;
+}
+
+interface SlotEntry {
+  id: string;
+  /** When the call finished; undefined while it is in flight. */
+  finishedAt?: number;
+}
+
+export class MemoryBudgetStore implements BudgetStore {
+  private readonly slots = new Map<string, SlotEntry[]>();
+  private next = 0;
+
+  async take(licensee: string, now: number, limit: number, windowMs: number) {
+    const slots = this.prune(licensee, now, windowMs);
+    if (slots.length < limit) {
+      const id = String(++this.next);
+      slots.push({ id });
+      return { taken: true as const, slot: id };
+    }
+    const frees = freeTimes(slots, windowMs);
+    return { taken: false as const, freeAt: frees[slots.length - limit]! };
+  }
+
+  async finish(licensee: string, slot: string, at: number) {
+    const entry = this.slots.get(licensee)?.find((s) => s.id === slot);
+    if (entry) entry.finishedAt = at;
+  }
+
+  async freeTimes(licensee: string, now: number, windowMs: number) {
+    return freeTimes(this.prune(licensee, now, windowMs), windowMs);
+  }
+
+  private prune(licensee: string, now: number, windowMs: number): SlotEntry[] {
+    let slots = this.slots.get(licensee);
+    if (!slots) this.slots.set(licensee, (slots = []));
+    const kept = slots.filter((s) => s.finishedAt === undefined || s.finishedAt > now - windowMs);
+    if (kept.length !== slots.length) this.slots.set(licensee, (slots = kept));
+    return slots;
+  }
+}
+
+function freeTimes(slots: SlotEntry[], windowMs: number): number[] {
+  return slots.map((s) => (s.finishedAt === undefined ? Infinity : s.finishedAt + windowMs)).sort((a, b) => a - b);
+}
+
+interface Waiter {
+  deadline: number;
+  resolve: (slot: string) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface Queue {
+  waiters: Waiter[];
+  pausedUntil: number;
+  wakeAt: number;
+  wake?: NodeJS.Timeout;
+  pumping: boolean;
+}
+
+export interface RateBudgetOptions {
+  limit: number;
+  windowMs: number;
+  /** Share of the limit kept unused against clock and network skew. */
+  margin: number;
+  store?: BudgetStore;
+  now?: () => number;
+}
+
+export class RateBudget {
+  readonly effectiveLimit: number;
+  private readonly store: BudgetStore;
+  private readonly now: () => number;
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly options: RateBudgetOptions) {
+    this.effectiveLimit = Math.max(1, Math.floor(options.limit * (1 - options.margin)));
+    this.store = options.store ?? new MemoryBudgetStore();
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Resolves with a slot when the call may be sent; rejects with RateLimitedError at its deadline.
+   * Give the slot back to `finish` when the call is over.
+   */
+  acquire(licensee: string, deadline: number): Promise<string> {
+    const queue = this.queue(licensee);
+    return new Promise<string>((resolve, reject) => {
+      const waiter: Waiter = {
+        deadline,
+        resolve,
+        reject,
+        timer: setTimeout(() => void this.expire(licensee, waiter), Math.max(0, deadline - this.now())),
+      };
+      queue.waiters.push(waiter);
+      void this.pump(licensee);
+    });
+  }
+
+  /** The call of this slot is over (answered or failed): its slot leaves the window one window later. */
+  async finish(licensee: string, slot: string): Promise<void> {
+    await this.store.finish(licensee, slot, this.now());
+    void this.pump(licensee);
+  }
+
+  /** A 429 arrived anyway: nothing more is sent for this licensee until then. */
+  pause(licensee: string, until: number): void {
+    const queue = this.queue(licensee);
+    queue.pausedUntil = Math.max(queue.pausedUntil, until);
+  }
+
+  /** Waiters still queued per licensee (for tests and metrics). */
+  waiting(licensee: string): number {
+    return this.queues.get(licensee)?.waiters.length ?? 0;
+  }
+
+  private queue(licensee: string): Queue {
+    let q = this.queues.get(licensee);
+    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false }));
+    return q;
+  }
+
+  private async pump(licensee: string): Promise<void> {
+    const queue = this.queue(licensee);
+    if (queue.pumping) return;
+    queue.pumping = true;
+    try {
+      while (queue.waiters.length > 0) {
+        const now = this.now();
+        if (queue.pausedUntil > now) return this.wakeAt(licensee, queue, queue.pausedUntil);
+        const slot = await this.store.take(licensee, now, this.effectiveLimit, this.options.windowMs);
+        if (!slot.taken) return this.wakeAt(licensee, queue, slot.freeAt);
+        const waiter = queue.waiters.shift();
+        if (!waiter) {
+          // Expired while the store answered: give the slot back at once.
+          await this.store.finish(licensee, slot.slot, this.now() - this.options.windowMs);
+          break;
+        }
+        clearTimeout(waiter.timer);
+        waiter.resolve(slot.slot);
+      }
+    } finally {
+      queue.pumping = false;
+    }
+  }
+
+  private wakeAt(licensee: string, queue: Queue, at: number): void {
+    // Infinity: every slot is a call in flight; `finish` pumps again.
+    if (at === Infinity || (queue.wake && queue.wakeAt <= at)) return;
+    clearTimeout(queue.wake);
+    queue.wakeAt = at;
+    // +1 ms: a send at exactly `at - windowMs` leaves the window only after `at`.
+    queue.wake = setTimeout(() => {
+      queue.wake = undefined;
+      void this.pump(licensee);
+    }, Math.max(0, at - this.now() + 1));
+  }
+
+  private async expire(licensee: string, waiter: Waiter): Promise<void> {
+    const queue = this.queue(licensee);
+    const position = queue.waiters.indexOf(waiter);
+    if (position < 0) return;
+    queue.waiters.splice(position, 1);
+    // It needed the slot that frees after those of the `position` callers ahead of it; each
+    // window's worth of callers ahead pushes it one window further.
+    const now = this.now();
+    const frees = (await this.store.freeTimes(licensee, now, this.options.windowMs)).map((t) => (t === Infinity ? now + this.options.windowMs : t));
+    const n = frees.length;
+    const index = n - this.effectiveLimit + position;
+    const slot = index >= 0 && n > 0 ? frees[index % n]! + this.options.windowMs * Math.floor(index / n) : now;
+    const freeAt = Math.max(slot, queue.pausedUntil);
+    waiter.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));
+  }
+}

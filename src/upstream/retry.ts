@@ -1,0 +1,45 @@
+import { circuitBreaker, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy } from 'cockatiel';
+
+/** One failed attempt at an upstream call, classified for the retry and breaker policies. */
+export class AttemptFailure extends Error {
+  override name = 'AttemptFailure';
+  constructor(
+    readonly kind: 'network' | 'timeout' | 'server' | 'malformed' | 'throttled',
+    message: string,
+    readonly status?: number,
+    /** Whether the service may have acted on the request (so a create could be doubled). */
+    readonly maybeProcessed = kind !== 'throttled',
+  ) {
+    super(message);
+  }
+}
+
+/** Failures that mean the service is down, as far as the breaker counts. */
+const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'server');
+
+/**
+ * The breaker of one upstream origin: it opens only when the service is really down, after 20
+ * consecutive failures or over 90 % failures among at least 30 calls in 10 s, and lets a probe
+ * through after 5 s (architecture, "Resilience"), so a flaky service is retried through.
+ */
+export function createBreaker(halfOpenAfterMs = 5_000): IPolicy {
+  return wrap(
+    circuitBreaker(handleWhen(isOutage), { halfOpenAfter: halfOpenAfterMs, breaker: new ConsecutiveBreaker(20) }),
+    circuitBreaker(handleWhen(isOutage), {
+      halfOpenAfter: halfOpenAfterMs,
+      breaker: new SamplingBreaker({ threshold: 0.9, duration: 10_000, minimumRps: 3 }),
+    }),
+  );
+}
+
+/**
+ * Retries with capped exponential backoff and decorrelated jitter (cockatiel's default generator).
+ * `shouldRetry` decides per failure: an idempotent call retries every AttemptFailure, a create
+ * only those the service cannot have acted on.
+ */
+export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean): IPolicy {
+  return retry(handleWhen(shouldRetry), {
+    maxAttempts,
+    backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 }),
+  });
+}
