@@ -52,7 +52,7 @@ export class TokenManager {
     options: TokenManagerOptions = {},
   ) {
     this.store = options.store ?? new MemoryTokenStore();
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => Date.now());
     this.renewBeforeMs = options.renewBeforeMs ?? 5 * 60_000;
   }
 
