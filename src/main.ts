@@ -1,7 +1,55 @@
-import { startEmulator } from './emulator/server.ts';
-import { DEMO_LICENSEES } from './emulator/seed.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, loadConfig } from './config.ts';
+import { startEmulator, type Emulator } from './emulator/server.ts';
+import { createLogger } from './logger.ts';
+import { createGateway } from './server.ts';
 
-// Until the gateway exists, `npm start` serves the emulated reservation service alone.
-const emulator = await startEmulator({ port: Number(process.env.PORT ?? 4010) });
-console.log(`The gateway is not built yet: serving the reservation service emulator alone at ${emulator.url}`);
-for (const l of DEMO_LICENSEES) console.log(`  licensee ${l.systemIdentifier}: key ${l.key}`);
+/** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(2);
+}
+const logger = createLogger(config.logLevel);
+
+let emulator: Emulator | undefined;
+let upstreamBaseUrl = config.upstreamBaseUrl;
+if (!upstreamBaseUrl) {
+  emulator = await startEmulator({ port: 0 });
+  upstreamBaseUrl = emulator.url;
+  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensee 1001)');
+}
+
+const gateway = createGateway({ ...config, upstreamBaseUrl }, logger);
+const server = createServer(gateway.yoga);
+server.keepAliveTimeout = 5_000;
+await new Promise<void>((resolve, reject) => {
+  server.once('error', reject);
+  server.listen(config.port, config.host, resolve);
+});
+const { address, port } = server.address() as AddressInfo;
+const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/graphql`;
+logger.info({ url }, 'gateway ready');
+console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: finishing in-flight requests');
+  const force = setTimeout(() => process.exit(1), 15_000).unref();
+  // Stop accepting, let requests in flight finish, drop idle keep-alive connections.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  await closed;
+  await gateway.close();
+  await emulator?.close();
+  clearTimeout(force);
+  process.exit(0);
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));

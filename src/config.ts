@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { isTimeZone } from './upstream/formats.ts';
+
+/** The environment → one validated Config. The only reader of process.env. */
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const int = (min: number, max: number) => z.coerce.number().int(`must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+const envSchema = z
+  .object({
+    PORT: int(0, 65_535).default(4000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
+    UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
+    UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
+    LICENSEES_FILE: z.string().optional(),
+    UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
+    UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
+    UPSTREAM_RATE_MARGIN: z.coerce.number('must be a number').min(0, 'must be at least 0').max(0.5, 'must be at most 0.5').default(0.05),
+    UPSTREAM_TIMEZONE: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').default('UTC'),
+    UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
+    UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
+    REDIS_URL: z.string().optional(),
+    GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt']).default('none'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
+      ctx.addIssue({ code: 'custom', path: ['UPSTREAM_KEY'], message: 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL' });
+    }
+    for (const name of ['LICENSEES_FILE', 'REDIS_URL'] as const) {
+      if (env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is not supported by this version of the gateway yet' });
+    }
+    if (env.GATEWAY_AUTH !== 'none') ctx.addIssue({ code: 'custom', path: ['GATEWAY_AUTH'], message: 'only "none" is supported by this version of the gateway yet' });
+  });
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: the gateway starts the emulator in-process with its demo data. */
+  upstreamBaseUrl?: string;
+  licensee: { id: string; key: string; timeZone: string };
+  upstream: { userAgent: string; timeoutMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the settings of ../shared/docs/architecture.md; every bad value is named in one error. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? 'environment');
+      // Never echo a credential back.
+      const shown = name === 'UPSTREAM_KEY' || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
+      return `  ${name}: ${i.message}${shown}`;
+    });
+    throw new ConfigError(`invalid settings:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    upstreamBaseUrl: e.UPSTREAM_BASE_URL,
+    // Without an upstream the embedded emulator's first demo licensee is used.
+    licensee: {
+      id: e.UPSTREAM_SYSTEM_IDENTIFIER ?? '1001',
+      key: e.UPSTREAM_KEY ?? 'demo-key-1001',
+      timeZone: e.UPSTREAM_TIMEZONE,
+    },
+    upstream: {
+      userAgent: e.UPSTREAM_USER_AGENT,
+      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      rateLimit: e.UPSTREAM_RATE_LIMIT,
+      rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
+      rateMargin: e.UPSTREAM_RATE_MARGIN,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,18 @@
+import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { createLoaders, type Loaders } from './loaders.ts';
+
+/**
+ * The per-request context: the licensee this request acts for, and the request's own loaders.
+ * Nothing below the server reads credentials from anywhere else, so several licensees and client
+ * authentication can come without rework.
+ */
+export interface GatewayContext {
+  licensee: Licensee;
+  upstream: UpstreamClient;
+  loaders: Loaders;
+}
+
+export function createContext(licensee: Licensee, upstream: UpstreamClient): GatewayContext {
+  return { licensee, upstream, loaders: createLoaders(licensee, upstream) };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { GatewayContext } from './context.ts';
+import type { CustomFieldModel } from './models.ts';
+import { validate } from './validate.ts';
+
+/** The fields of one event, or without an event every field of every event. */
+export function listCustomFields(ctx: GatewayContext, eventId?: number | null): Promise<CustomFieldModel[]> {
+  return ctx.loaders.call('getcustomfields', eventId == null ? {} : { eventId });
+}
+
+export async function getCustomField(ctx: GatewayContext, customFieldId: number): Promise<CustomFieldModel | null> {
+  return (await listCustomFields(ctx)).find((f) => f.customFieldId === customFieldId) ?? null;
+}
+
+const createSchema = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+  eventId: z.number().int().min(1).nullish(),
+});
+
+/** Not idempotent upstream: each call creates a field, and an ambiguous failure is never repeated. */
+export async function createCustomField(ctx: GatewayContext, input: { name: string; eventId?: number | null }): Promise<CustomFieldModel> {
+  const f = validate(createSchema, input, 'input');
+  return ctx.loaders.call('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) });
+}
+
+export interface SetCustomFieldValueInput {
+  customFieldId: number;
+  value: string;
+  reservationNumber?: number | null;
+  attendeeId?: string | null;
+  registrationEventId?: string | null;
+  eventId?: number | null;
+}
+
+const setSchema = z
+  .object({
+    customFieldId: z.number().int().min(1),
+    value: z.string().max(1000, 'must be at most 1000 characters'),
+    reservationNumber: z.number().int().min(1).nullish(),
+    attendeeId: z.string().min(1, 'must not be empty').max(255).nullish(),
+    registrationEventId: z.string().min(1, 'must not be empty').max(255).nullish(),
+    eventId: z.number().int().min(1).nullish(),
+  })
+  .superRefine((v, ctx) => {
+    const onAttendee = v.attendeeId != null || v.registrationEventId != null;
+    if (v.reservationNumber != null && onAttendee) {
+      ctx.addIssue({ code: 'custom', path: ['reservationNumber'], message: 'give either reservationNumber, or attendeeId and registrationEventId, not both' });
+    } else if (v.reservationNumber == null && !onAttendee) {
+      ctx.addIssue({ code: 'custom', path: ['reservationNumber'], message: 'give either reservationNumber, or attendeeId and registrationEventId' });
+    } else if (onAttendee && v.attendeeId == null) {
+      ctx.addIssue({ code: 'custom', path: ['attendeeId'], message: 'is required with registrationEventId' });
+    } else if (onAttendee && v.registrationEventId == null) {
+      ctx.addIssue({ code: 'custom', path: ['registrationEventId'], message: 'is required with attendeeId' });
+    }
+  });
+
+export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomFieldValueInput) {
+  const v = validate(setSchema, input, 'input');
+  await ctx.loaders.call('postcustomfieldvalue', {
+    customFieldId: v.customFieldId,
+    value: v.value,
+    ...(v.reservationNumber != null
+      ? { reservationId: v.reservationNumber }
+      : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
+  });
+  return v;
+}

@@ -1,0 +1,48 @@
+import { BadInputError } from '../upstream/errors.ts';
+import type { GatewayContext } from './context.ts';
+import { orNull } from './loaders.ts';
+import type { EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
+
+export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventModel | null> {
+  return orNull(ctx.loaders.call('getevent', { eventId }));
+}
+
+/** In the order asked, null for unknown ids. */
+export function listEvents(ctx: GatewayContext, eventIds: number[]): Promise<(EventModel | null)[]> {
+  if (eventIds.length > 100) throw new BadInputError(`eventIds: at most 100 events at once, got ${eventIds.length}`, 'eventIds');
+  return Promise.all(eventIds.map((id) => getEvent(ctx, id)));
+}
+
+export async function listGroupCodes(ctx: GatewayContext, eventId: number): Promise<GroupCodeModel[]> {
+  return (await ctx.loaders.call('getgroupcodes', { eventId })).map((g) => ({ ...g, eventId }));
+}
+
+export async function listPickup(ctx: GatewayContext, eventId: number): Promise<PickupModel[]> {
+  return (await ctx.loaders.call('getpickup', { eventId })).map((p) => ({ ...p, eventId }));
+}
+
+export interface ShoppingViewArgs {
+  checkInDate?: string | null;
+  checkOutDate?: string | null;
+  scope?: 'full' | 'simple' | null;
+  showPastCutoff?: boolean | null;
+}
+
+export async function listShoppingViewHotels(ctx: GatewayContext, eventId: number, args: ShoppingViewArgs): Promise<ShoppingViewHotelModel[]> {
+  const list = await ctx.loaders.call('getshoppingviewhotels', {
+    eventId,
+    checkInDate: args.checkInDate ?? undefined,
+    checkOutDate: args.checkOutDate ?? undefined,
+    scope: args.scope ?? undefined,
+    showPastCutoff: args.showPastCutoff ?? undefined,
+  });
+  return list.map((h) => ({ ...h, eventId }));
+}
+
+export function groupCodeLink(ctx: GatewayContext, args: { eventId: number; groupCode: string; attendeeId: string; registrationEventId: string }) {
+  return orNull(ctx.loaders.call('getgroupcodelink', args).then((r) => r.link));
+}
+
+export function editReservationLink(ctx: GatewayContext, reservationNumber: number) {
+  return orNull(ctx.loaders.call('geteditreservationlink', { reservationNumber }).then((r) => r.link));
+}

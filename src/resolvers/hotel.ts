@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { GatewayContext } from './context.ts';
+import { orNull } from './loaders.ts';
+import type { HotelModel } from './models.ts';
+import { validate } from './validate.ts';
+
+export interface HotelFilter {
+  hotelId?: number | null;
+  hotelName?: string | null;
+  city?: string | null;
+  state?: string | null;
+  status?: 'enabled' | 'disabled' | null;
+}
+
+const filterSchema = z.object({
+  hotelName: z.string().max(255).nullish(),
+  city: z.string().max(255).nullish(),
+  state: z.string().max(255).nullish(),
+});
+
+const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase() === b.toLowerCase();
+
+/**
+ * All hotels of an event come from one gethotels call per operation, filtered here with the
+ * service's own rules (hotelId and status exact, name a case-insensitive substring, city and
+ * state case-insensitive), so any number of hotel lookups and filters cost that one call.
+ * `partnerview` is decided once per operation (whether it selects partnerHotelId anywhere).
+ */
+export async function listHotels(ctx: GatewayContext, eventId: number, partnerview: boolean, filter?: HotelFilter | null): Promise<HotelModel[]> {
+  if (filter) validate(filterSchema, filter, 'filter');
+  const all = (await ctx.loaders.call('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) })).map((h) => ({ ...h, eventId }));
+  if (!filter) return all;
+  return all.filter(
+    (h) =>
+      (filter.hotelId == null || h.hotelId === filter.hotelId) &&
+      (filter.hotelName == null || (h.name ?? '').toLowerCase().includes(filter.hotelName.toLowerCase())) &&
+      (filter.city == null || same(h.city, filter.city)) &&
+      (filter.state == null || same(h.state, filter.state)) &&
+      (filter.status == null || h.status === filter.status),
+  );
+}
+
+export async function getHotel(ctx: GatewayContext, eventId: number, hotelId: number, partnerview: boolean): Promise<HotelModel | null> {
+  const hotels = await orNull(listHotels(ctx, eventId, partnerview));
+  return hotels?.find((h) => h.hotelId === hotelId) ?? null;
+}

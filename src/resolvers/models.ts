@@ -1,0 +1,27 @@
+import type { EndpointName, ResultOf as Decoded } from '../upstream/endpoints.ts';
+
+/**
+ * The decoded records keep unknown properties (zod's loose objects), which types as an index
+ * signature; the schema works with the known properties only (unknown ones stay in `raw`).
+ */
+type Known<T> = T extends (infer U)[]
+  ? Known<U>[]
+  : T extends object
+    ? { [K in keyof T as string extends K ? never : K]: K extends 'raw' ? T[K] : Known<T[K]> }
+    : T;
+type ResultOf<N extends EndpointName> = Known<Decoded<N>>;
+
+/** What the resolvers hand to the schema: upstream records as decoded, with the event they belong to. */
+export type EventModel = ResultOf<'getevent'>;
+export type HotelModel = ResultOf<'gethotels'>[number] & { eventId: number };
+export type GroupCodeModel = ResultOf<'getgroupcodes'>[number] & { eventId: number };
+export type PickupModel = ResultOf<'getpickup'>[number] & { eventId: number };
+export type ShoppingViewHotelModel = ResultOf<'getshoppingviewhotels'>[number] & { eventId: number };
+export type ReservationModel = ResultOf<'getreservation'>[number] & { eventId: number };
+export type QuestionModel = ResultOf<'geteventquestions'>[number] & { eventId: number };
+export type AnswerModel = ResultOf<'getattendeeanswers'>[number] & { eventId: number };
+export type CustomFieldModel = ResultOf<'getcustomfields'>[number];
+export interface AttendeeModel {
+  attendeeId: string;
+  registrationEventId: string;
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { GatewayContext } from './context.ts';
+import type { AnswerModel, QuestionModel } from './models.ts';
+import { resolveWindow, sourceKey, type Connection, type PagedSource, type WindowArgs } from './paging.ts';
+import { validate } from './validate.ts';
+
+/** The event's questions followed by the default ones (eventId 0: the defaults only). */
+export async function listQuestions(ctx: GatewayContext, eventId: number): Promise<QuestionModel[]> {
+  return (await ctx.loaders.call('geteventquestions', { eventId })).map((q) => ({ ...q, eventId: q.eventId ?? eventId }));
+}
+
+export async function getQuestion(ctx: GatewayContext, eventId: number, questionId: number): Promise<QuestionModel | null> {
+  return (await listQuestions(ctx, eventId)).find((q) => q.questionId === questionId) ?? null;
+}
+
+export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<AnswerModel> {
+  return {
+    key: sourceKey(['answers', eventId]),
+    pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
+    page: async (page) => (await ctx.loaders.call('getattendeeanswers', { eventId, page })).map((a) => ({ ...a, eventId: a.eventId ?? eventId })),
+  };
+}
+
+export function listAnswers(ctx: GatewayContext, eventId: number, window: WindowArgs): Promise<Connection<AnswerModel>> {
+  return resolveWindow(answerSource(ctx, eventId), window);
+}
+
+export interface SaveEventQuestionInput {
+  eventId: number;
+  questionId: number;
+  question: string;
+  type: 1 | 2;
+  options?: { value: string; label: string }[] | null;
+  enabled: boolean;
+}
+
+const saveSchema = z
+  .object({
+    eventId: z.number().int().min(0),
+    questionId: z.number().int().min(0),
+    question: z.string().trim().min(1, 'must not be empty').max(1000, 'must be at most 1000 characters'),
+    type: z.union([z.literal(1), z.literal(2)]),
+    options: z
+      .array(
+        z.object({
+          value: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+          label: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+        }),
+      )
+      .min(1, 'must hold at least one option')
+      .max(50, 'must hold at most 50 options')
+      .refine((list) => new Set(list.map((o) => o.value)).size === list.length, 'option values must be distinct')
+      .nullish(),
+    enabled: z.boolean(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.type === 2 && !q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are required for a SELECT_BOX question' });
+    if (q.type === 1 && q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are only for a SELECT_BOX question' });
+  });
+
+/** Registers (or replaces) a question; the select box's options go upstream as a value → label object. */
+export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {
+  const q = validate(saveSchema, input, 'input');
+  const options = q.options ? Object.fromEntries(q.options.map((o) => [o.value, o.label])) : undefined;
+  await ctx.loaders.call('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled });
+  const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: options ?? null, enabled: q.enabled };
+  return { ...record, raw: record };
+}

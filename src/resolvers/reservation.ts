@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
+import type { GatewayContext } from './context.ts';
+import { orNull } from './loaders.ts';
+import type { ReservationModel } from './models.ts';
+import { memorySource, resolveWindow, sourceKey, UPSTREAM_PAGE, type Connection, type PagedSource, type WindowArgs } from './paging.ts';
+import { validate } from './validate.ts';
+
+export interface ReservationFilter {
+  reservationNumber?: number | null;
+  hotelId?: number | null;
+  contactEmail?: string | null;
+  contactLastName?: string | null;
+  guestLastName?: string | null;
+  confirmationNumber?: string | null;
+  groupCode?: string | null;
+  reservationStatus?: 'new' | 'accepted' | 'cancelled' | 'declined' | null;
+  roomStatus?: 'active' | 'cancelled' | null;
+  companyName?: string | null;
+  label1?: string | null;
+  label2?: string | null;
+  attendeeId?: string | null;
+  /** ISO 8601 instant; upstream compares whole minutes, so the minute it falls in is included. */
+  modifiedAfter?: string | null;
+}
+
+/** The optional detail groups a selection needs (the rest of a reservation comes without flags). */
+export interface ReservationFlags {
+  fullContactInfo?: boolean;
+  detailedSubBlockInfo?: boolean;
+  customField?: boolean;
+}
+
+const text = z.string().max(255, 'must be at most 255 characters').nullish();
+const filterSchema = z.object({
+  contactEmail: text,
+  contactLastName: text,
+  guestLastName: text,
+  confirmationNumber: text,
+  groupCode: text,
+  companyName: text,
+  label1: text,
+  label2: text,
+  attendeeId: text,
+  modifiedAfter: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with offset' }).nullish(),
+});
+
+type WireFilter = ParamsOf<'getreservationpagecount'>;
+
+function wireFilter(eventId: number, filter: ReservationFilter | null | undefined): WireFilter {
+  const f = filter ?? {};
+  if (filter) validate(filterSchema, filter, 'filter');
+  const wire: Record<string, unknown> = { eventId };
+  for (const [key, value] of Object.entries(f)) {
+    if (value === null || value === undefined) continue;
+    wire[key === 'modifiedAfter' ? 'modifiedAfterDate' : key] = value;
+  }
+  return wire as WireFilter;
+}
+
+function wireFlags(flags: ReservationFlags): Partial<ParamsOf<'getreservation'>> {
+  const out: Record<string, boolean> = {};
+  for (const [key, on] of Object.entries(flags)) if (on) out[key] = true;
+  return out;
+}
+
+function withEvent(eventId: number, list: ResultOf<'getreservation'>): ReservationModel[] {
+  return list.map((r) => ({ ...r, eventId: r.eventId ?? eventId }));
+}
+
+/** The reservations of an event under a filter, page by page through the request's loaders. */
+export function reservationSource(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags): PagedSource<ReservationModel> {
+  const wire = wireFilter(eventId, filter);
+  return {
+    key: sourceKey(['reservations', wire]),
+    pageCount: () => ctx.loaders.call('getreservationpagecount', wire),
+    page: async (page) => withEvent(eventId, await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page })),
+  };
+}
+
+export function listReservations(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags, window: WindowArgs): Promise<Connection<ReservationModel>> {
+  return resolveWindow(reservationSource(ctx, eventId, filter, flags), window);
+}
+
+export async function getReservation(ctx: GatewayContext, eventId: number, reservationNumber: number, flags: ReservationFlags): Promise<ReservationModel | null> {
+  const page = await orNull(reservationSource(ctx, eventId, { reservationNumber }, flags).page(1));
+  return page?.find((r) => r.reservationNumber === reservationNumber) ?? null;
+}
+
+/**
+ * An attendee's reservations of one event: upstream filters by attendeeId, and we keep those of
+ * this attendee's registration event. An attendee's reservations are few, so all are read and
+ * totalCount stays exact.
+ */
+export function listAttendeeReservations(
+  ctx: GatewayContext,
+  attendee: { attendeeId: string; registrationEventId: string },
+  eventId: number,
+  flags: ReservationFlags,
+  window: WindowArgs,
+): Promise<Connection<ReservationModel>> {
+  const upstream = reservationSource(ctx, eventId, { attendeeId: attendee.attendeeId }, flags);
+  const source = memorySource(sourceKey(['attendee-reservations', eventId, attendee]), async () => {
+    const all: ReservationModel[] = [];
+    for (let page = 1; ; page++) {
+      const records = await upstream.page(page);
+      all.push(...records.filter((r) => r.registrationEventId === attendee.registrationEventId));
+      if (records.length < UPSTREAM_PAGE) return all;
+    }
+  });
+  return resolveWindow(source, window);
+}

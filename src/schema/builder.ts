@@ -1,0 +1,46 @@
+import SchemaBuilder from '@pothos/core';
+import RelayPlugin from '@pothos/plugin-relay';
+import type { GatewayContext } from '../resolvers/context.ts';
+
+/** The one SchemaBuilder: plugins and scalar types only; the types live in the domain files. */
+export const builder = new SchemaBuilder<{
+  Context: GatewayContext;
+  Scalars: {
+    DateTime: { Input: string; Output: string };
+    Date: { Input: string; Output: string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  Connection: { totalCount: PromiseLike<number> | number };
+  DefaultEdgesNullability: { list: false; items: false };
+  DefaultNodeNullability: false;
+}>({
+  plugins: [RelayPlugin],
+  relay: {
+    nodeQueryOptions: { description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist.' },
+    nodesQueryOptions: { description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist.' },
+    nodeTypeOptions: { description: 'An object with a global id (Relay global object identification).' },
+    idFieldOptions: { description: 'Global id of the object, for `node` and `nodes`.' },
+    pageInfoTypeOptions: { description: 'Where a page of a connection lies in the whole list.' },
+    hasNextPageFieldOptions: { description: 'Whether records follow this page.' },
+    hasPreviousPageFieldOptions: { description: 'Whether records precede this page.' },
+    startCursorFieldOptions: { description: 'Cursor of the first record of the page.' },
+    endCursorFieldOptions: { description: 'Cursor of the last record of the page.' },
+    cursorFieldOptions: { description: 'Opaque position of this record in the list; pass it as `after` or `before`.' },
+    nodeFieldOptions: { nullable: false, description: 'The record.' },
+    edgesFieldOptions: { nullable: { list: false, items: false }, description: 'The records of this page with their cursors.' },
+    pageInfoFieldOptions: { description: 'Where this page lies in the whole list.' },
+    firstArgOptions: { description: 'Number of records from the start of the window (default 100 when neither first nor last is given, at most 5000).' },
+    lastArgOptions: { description: 'Number of records from the end of the window (at most 5000).' },
+    afterArgOptions: { description: 'Only records after this cursor.' },
+    beforeArgOptions: { description: 'Only records before this cursor.' },
+  },
+});
+
+builder.globalConnectionField('totalCount', (t) =>
+  t.int({
+    nullable: false,
+    description: 'Number of records in the whole list under this filter (costs one page-count call and the last page; asked only when selected).',
+    // A lazy thenable: the page count is asked only when this field is resolved.
+    resolve: (parent) => parent.totalCount as Promise<number> | number,
+  }),
+);

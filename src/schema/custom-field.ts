@@ -1,0 +1,94 @@
+import { createCustomField, listCustomFields, setCustomFieldValue, type SetCustomFieldValueInput as SetInput } from '../resolvers/custom-field.ts';
+import { getEvent } from '../resolvers/event.ts';
+import { getReservation } from '../resolvers/reservation.ts';
+import { builder } from './builder.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
+import { reservationFlags } from './selection.ts';
+
+CustomFieldRef.implement({
+  description: 'A custom field for reservations and attendees; also a field of the licensee console’s advanced search.',
+  fields: (t) => ({
+    id: t.id({ description: 'Stable id of the custom field.', resolve: (f) => opaqueId('CustomField', f.customFieldId) }),
+    customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the field.' }),
+    eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.' }),
+    event: t.field({ type: EventRef, nullable: true, description: 'That event.', resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)) }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (f) => f.raw }),
+  }),
+});
+
+builder.queryField('customFields', (t) =>
+  t.field({
+    type: [CustomFieldRef],
+    description: 'Custom fields of one event, or without eventId every field of every event.',
+    args: { eventId: t.arg.int({ required: false, description: 'Only the fields restricted to this event.' }) },
+    resolve: (_root, args, ctx) => listCustomFields(ctx, args.eventId),
+  }),
+);
+
+const CreateCustomFieldInput = builder.inputType('CreateCustomFieldInput', {
+  description: 'A custom field to create.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Its name (at most 255 characters).' }),
+    eventId: t.int({ description: 'Restricts the field to this event’s reservations.' }),
+  }),
+});
+
+const CreateCustomFieldPayload = builder.objectRef<{ customField: Awaited<ReturnType<typeof createCustomField>> }>('CreateCustomFieldPayload').implement({
+  description: 'The custom field created.',
+  fields: (t) => ({ customField: t.field({ type: CustomFieldRef, description: 'The new field.', resolve: (p) => p.customField }) }),
+});
+
+builder.mutationField('createCustomField', (t) =>
+  t.field({
+    type: CreateCustomFieldPayload,
+    description: 'Creates a custom field. Each call creates a new one, even with a name in use; after a failure whose outcome is unknown it is not repeated.',
+    args: { input: t.arg({ type: CreateCustomFieldInput, required: true, description: 'The field.' }) },
+    resolve: async (_root, args, ctx) => ({ customField: await createCustomField(ctx, args.input) }),
+  }),
+);
+
+const SetCustomFieldValueInput = builder.inputType('SetCustomFieldValueInput', {
+  description: 'A value to register: on a reservation, or on an attendee (both attendeeId and registrationEventId).',
+  fields: (t) => ({
+    customFieldId: t.int({ required: true, description: 'The custom field.' }),
+    value: t.string({ required: true, description: 'The value (at most 1000 characters).' }),
+    reservationNumber: t.int({ description: 'The reservation; or give attendeeId and registrationEventId.' }),
+    attendeeId: t.string({ description: 'The attendee (with registrationEventId).' }),
+    registrationEventId: t.string({ description: 'The attendee’s registration event (with attendeeId).' }),
+    eventId: t.int({ description: 'The reservation’s event, so the payload can return the reservation (the service looks reservations up within an event).' }),
+  }),
+});
+
+const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldValuePayload').implement({
+  description: 'The value registered.',
+  fields: (t) => ({
+    customFieldId: t.exposeInt('customFieldId', { description: 'The custom field.' }),
+    value: t.exposeString('value', { description: 'The value.' }),
+    reservation: t.field({
+      type: ReservationRef,
+      nullable: true,
+      description: 'The reservation, when the value was set on one and its event is known (from eventId or the field’s own event).',
+      resolve: async (v, _args, ctx, info) => {
+        if (v.reservationNumber == null) return null;
+        const eventId = v.eventId ?? (await listCustomFields(ctx)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
+        return eventId == null ? null : getReservation(ctx, eventId, v.reservationNumber, reservationFlags(info, []));
+      },
+    }),
+    attendee: t.field({
+      type: AttendeeRef,
+      nullable: true,
+      description: 'The attendee, when the value was set on one.',
+      resolve: (v) => (v.attendeeId && v.registrationEventId ? { attendeeId: v.attendeeId, registrationEventId: v.registrationEventId } : null),
+    }),
+  }),
+});
+
+builder.mutationField('setCustomFieldValue', (t) =>
+  t.field({
+    type: SetCustomFieldValuePayload,
+    description: 'Registers a custom field’s value on a reservation or an attendee; setting it again replaces it.',
+    args: { input: t.arg({ type: SetCustomFieldValueInput, required: true, description: 'The value and where it goes.' }) },
+    resolve: (_root, args, ctx) => setCustomFieldValue(ctx, args.input),
+  }),
+);

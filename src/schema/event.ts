@@ -1,0 +1,211 @@
+import { getEvent, listEvents, listGroupCodes, listPickup, listShoppingViewHotels, groupCodeLink, editReservationLink } from '../resolvers/event.ts';
+import { getHotel, listHotels } from '../resolvers/hotel.ts';
+import type { GroupCodeModel, PickupModel, ShoppingViewHotelModel } from '../resolvers/models.ts';
+import { listReservations, getReservation } from '../resolvers/reservation.ts';
+import { listAnswers, listQuestions } from '../resolvers/question.ts';
+import { listCustomFields } from '../resolvers/custom-field.ts';
+import { builder } from './builder.ts';
+import { ShoppingViewScope } from './enums.ts';
+import { HotelFilter } from './hotel.ts';
+import { NightlyRate, ReservationFilter } from './reservation.ts';
+import { AttendeeAnswerConnection, AttendeeAnswerRef, CustomFieldRef, EventQuestionRef, EventRef, HotelRef, opaqueId, rawDescription, ReservationConnection, ReservationRef } from './refs.ts';
+import { reservationFlags, wantsPartnerview } from './selection.ts';
+
+builder.node(EventRef, {
+  description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
+  id: { resolve: (e) => e.eventId, parse: (id) => Number(id) },
+  loadOne: (id, ctx) => (Number.isSafeInteger(id) ? getEvent(ctx, id) : null),
+  fields: (t) => ({
+    eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the event.' }),
+    city: t.exposeString('city', { nullable: true, description: 'City where the event takes place.' }),
+    state: t.exposeString('state', { nullable: true, description: 'State or province.' }),
+    address: t.exposeString('address', { nullable: true, description: 'Street address of the venue.' }),
+    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.' }),
+    startDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event starts.', resolve: (e) => e.startDate ?? null }),
+    endDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event ends.', resolve: (e) => e.endDate ?? null }),
+    cutOffDate: t.field({ type: 'DateTime', nullable: true, description: 'Cut-off: after it the room block is released and hotels leave the shopping view.', resolve: (e) => e.cutOffDate ?? null }),
+    groupCodes: t.field({
+      type: [GroupCode],
+      description: 'All group codes of the event: each opens a sub-block of special inventory.',
+      resolve: (e, _args, ctx) => listGroupCodes(ctx, e.eventId),
+    }),
+    hotels: t.field({
+      type: [HotelRef],
+      description: 'Hotels assigned to the event. All hotel lookups of an event in one operation share one upstream call.',
+      args: { filter: t.arg({ type: HotelFilter, required: false, description: 'Keeps only the hotels matching every given criterion.' }) },
+      resolve: (e, args, ctx, info) => listHotels(ctx, e.eventId, wantsPartnerview(info), args.filter),
+    }),
+    hotel: t.field({
+      type: HotelRef,
+      nullable: true,
+      description: 'One hotel of the event; null when the event has no such hotel.',
+      args: { hotelId: t.arg.int({ required: true, description: 'The service’s hotel identifier.' }) },
+      resolve: (e, args, ctx, info) => getHotel(ctx, e.eventId, args.hotelId, wantsPartnerview(info)),
+    }),
+    pickup: t.field({
+      type: [RoomPickup],
+      description: 'Room pickup of the event by hotel, room type and night.',
+      resolve: (e, _args, ctx) => listPickup(ctx, e.eventId),
+    }),
+    shoppingViewHotels: t.field({
+      type: [ShoppingViewHotel],
+      description:
+        'Hotels shown in the shopping view (only those with the Show Hotel Under Shopping View setting). With dates, only hotels with main-block inventory for every night, with their available rooms and rates.',
+      args: {
+        checkInDate: t.arg({ type: 'Date', required: false, description: 'First night of the stay; give checkOutDate with it.' }),
+        checkOutDate: t.arg({ type: 'Date', required: false, description: 'Day of departure, after checkInDate.' }),
+        scope: t.arg({ type: ShoppingViewScope, required: false, defaultValue: 'full', description: 'How much of each hotel to return.' }),
+        showPastCutoff: t.arg.boolean({ required: false, defaultValue: false, description: 'Also include hotels past their cut-off.' }),
+      },
+      resolve: (e, args, ctx) => listShoppingViewHotels(ctx, e.eventId, args),
+    }),
+    reservations: t.connection(
+      {
+        type: ReservationRef,
+        description:
+          'Reservations of the event in reservation-number order. Cursors are offsets over the filtered list: a reservation added before a cursor shifts it by one.',
+        args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
+        resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args) as never,
+      },
+      ReservationConnection,
+    ),
+    reservation: t.field({
+      type: ReservationRef,
+      nullable: true,
+      description: 'One reservation of the event by its number; null when there is none.',
+      args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
+      resolve: (e, args, ctx, info) => getReservation(ctx, e.eventId, args.reservationNumber, reservationFlags(info, [])),
+    }),
+    questions: t.field({
+      type: [EventQuestionRef],
+      description: 'Questions asked during reservation: the event’s own, then the licensee’s default questions.',
+      resolve: (e, _args, ctx) => listQuestions(ctx, e.eventId),
+    }),
+    attendeeAnswers: t.connection(
+      {
+        type: AttendeeAnswerRef,
+        description: 'Answers attendees gave during reservation, by reservation number then question.',
+        resolve: (e, args, ctx) => listAnswers(ctx, e.eventId, args) as never,
+      },
+      AttendeeAnswerConnection,
+    ),
+    customFields: t.field({
+      type: [CustomFieldRef],
+      description: 'Custom fields restricted to this event.',
+      resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
+    }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (e) => e.raw }),
+  }),
+});
+
+const GroupCode = builder.objectRef<GroupCodeModel>('GroupCode').implement({
+  description: 'A group code: access to a sub-block of special inventory at one hotel.',
+  fields: (t) => ({
+    id: t.id({ description: 'Stable id: the event and the code.', resolve: (g) => opaqueId('GroupCode', g.eventId, g.groupCode) }),
+    code: t.exposeString('groupCode', { description: 'The code attendees enter.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the group.' }),
+    hotel: t.field({
+      type: HotelRef,
+      nullable: true,
+      description: 'The hotel of the sub-block.',
+      resolve: (g, _args, ctx, info) => (g.hotelId == null ? null : getHotel(ctx, g.eventId, g.hotelId, wantsPartnerview(info))),
+    }),
+    subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.' }),
+    startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', resolve: (g) => g.startDate ?? null }),
+    endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', resolve: (g) => g.endDate ?? null }),
+    rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.' }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (g) => g.raw }),
+  }),
+});
+
+const RoomPickup = builder.objectRef<PickupModel>('RoomPickup').implement({
+  description: 'Rooms blocked and picked up at one hotel, for one room type and night.',
+  fields: (t) => ({
+    hotel: t.field({
+      type: HotelRef,
+      nullable: true,
+      description: 'The hotel.',
+      resolve: (p, _args, ctx, info) => (p.hotelId == null ? null : getHotel(ctx, p.eventId, p.hotelId, wantsPartnerview(info))),
+    }),
+    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
+    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
+    date: t.field({ type: 'Date', nullable: true, description: 'The night.', resolve: (p) => p.date ?? null }),
+    blocked: t.int({ nullable: true, description: 'Rooms in the block for that night.', resolve: (p) => p.block ?? null }),
+    pickedUp: t.int({ nullable: true, description: 'Rooms reserved for that night.', resolve: (p) => p.pickup ?? null }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (p) => p.raw }),
+  }),
+});
+
+type ShoppingRoom = NonNullable<ShoppingViewHotelModel['rooms']>[number];
+
+const Money = builder.objectRef<{ amount?: number | null; currency?: string | null }>('Money').implement({
+  description: 'An amount of money.',
+  fields: (t) => ({
+    amount: t.exposeFloat('amount', { nullable: true, description: 'The amount.' }),
+    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.' }),
+  }),
+});
+
+const AvailableRoom = builder.objectRef<ShoppingRoom>('AvailableRoom').implement({
+  description: 'A room type with inventory for every night of the stay.',
+  fields: (t) => ({
+    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
+    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
+    available: t.exposeInt('available', { nullable: true, description: 'Rooms available on every night of the stay.' }),
+    rates: t.field({ type: [NightlyRate], description: 'Rate of each night of the stay.', resolve: (r) => r.rates ?? [] }),
+  }),
+});
+
+const ShoppingViewHotel = builder.objectRef<ShoppingViewHotelModel>('ShoppingViewHotel').implement({
+  description: 'A hotel as the shopping view shows it.',
+  fields: (t) => ({
+    hotel: t.field({
+      type: HotelRef,
+      nullable: true,
+      description: 'The hotel of the event.',
+      resolve: (h, _args, ctx, info) => getHotel(ctx, h.eventId, h.hotelId, wantsPartnerview(info)),
+    }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.' }),
+    starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),
+    description: t.exposeString('description', { nullable: true, description: 'Description shown to attendees.' }),
+    pastCutoff: t.exposeBoolean('pastCutoff', { nullable: true, description: 'Whether the hotel is past its cut-off.' }),
+    lowestRate: t.field({ type: Money, nullable: true, description: 'Lowest nightly rate (scope SIMPLE with dates).', resolve: (h) => h.lowestRate ?? null }),
+    rooms: t.field({ type: [AvailableRoom], nullable: true, description: 'Rooms available for the stay (scope FULL with dates).', resolve: (h) => h.rooms ?? null }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (h) => h.raw }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  event: t.field({
+    type: EventRef,
+    nullable: true,
+    description: 'One event by its id; null when the event does not exist for this licensee.',
+    args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
+    resolve: (_root, args, ctx) => getEvent(ctx, args.eventId),
+  }),
+  events: t.field({
+    type: [EventRef],
+    nullable: { list: false, items: true },
+    description: 'Several events, in the order of eventIds, null for unknown ones. The service cannot list events: name the ones you want.',
+    args: { eventIds: t.arg.intList({ required: true, description: 'Event identifiers (at most 100).' }) },
+    resolve: (_root, args, ctx) => listEvents(ctx, args.eventIds),
+  }),
+  groupCodeLink: t.string({
+    nullable: true,
+    description: 'Link to make a reservation for an event with a group code, pre-filled with an attendee’s data; null for an unknown event or group code.',
+    args: {
+      eventId: t.arg.int({ required: true, description: 'The event.' }),
+      groupCode: t.arg.string({ required: true, description: 'The group code whose special inventory the link opens.' }),
+      attendeeId: t.arg.string({ required: true, description: 'The attendee whose data pre-fills the form (the registration system’s id).' }),
+      registrationEventId: t.arg.string({ required: true, description: 'The registration system’s event id of that attendee.' }),
+    },
+    resolve: (_root, args, ctx) => groupCodeLink(ctx, args),
+  }),
+  editReservationLink: t.string({
+    nullable: true,
+    description: 'Link to edit a reservation; null for an unknown reservation.',
+    args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
+    resolve: (_root, args, ctx) => editReservationLink(ctx, args.reservationNumber),
+  }),
+}));

@@ -1,0 +1,49 @@
+import { getHotel, listHotels } from '../resolvers/hotel.ts';
+import { builder } from './builder.ts';
+import { HotelStatus, known } from './enums.ts';
+import { HotelRef, rawDescription } from './refs.ts';
+
+export const HotelFilter = builder.inputType('HotelFilter', {
+  description: 'Criteria for the hotels of an event; all given ones must match.',
+  fields: (t) => ({
+    hotelId: t.int({ description: 'Exactly this hotel.' }),
+    hotelName: t.string({ description: 'Part of the hotel’s name, any case.' }),
+    city: t.string({ description: 'The city, any case.' }),
+    state: t.string({ description: 'The state or province, any case.' }),
+    status: t.field({ type: HotelStatus, description: 'Enabled or disabled for the event.' }),
+  }),
+});
+
+builder.node(HotelRef, {
+  description: 'A hotel assigned to an event.',
+  id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => id },
+  loadOne: (id, ctx) => {
+    const [eventId, hotelId] = id.split(':').map(Number);
+    return Number.isSafeInteger(eventId) && Number.isSafeInteger(hotelId) ? getHotel(ctx, eventId!, hotelId!, false) : null;
+  },
+  fields: (t) => ({
+    eventId: t.exposeInt('eventId', { description: 'The event this hotel is assigned to.' }),
+    hotelId: t.exposeInt('hotelId', { description: 'The service’s hotel identifier.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.' }),
+    address: t.exposeString('address', { nullable: true, description: 'Street address.' }),
+    city: t.exposeString('city', { nullable: true, description: 'City.' }),
+    state: t.exposeString('state', { nullable: true, description: 'State or province.' }),
+    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.' }),
+    country: t.exposeString('country', { nullable: true, description: 'Country.' }),
+    phone: t.exposeString('phone', { nullable: true, description: 'Phone number.' }),
+    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', resolve: (h) => known(['enabled', 'disabled'] as const, h.status) }),
+    starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),
+    distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.' }),
+    partnerHotelId: t.string({
+      nullable: true,
+      description: 'The partner system’s identifier of the hotel (asked of the service only when selected).',
+      resolve: async (h, _args, ctx) => {
+        if (h.partnerHotelId !== undefined) return h.partnerHotelId;
+        // Reached without partnerview (a lookup by global id): ask once for the event's hotels with it.
+        const withIds = await listHotels(ctx, h.eventId, true);
+        return withIds.find((x) => x.hotelId === h.hotelId)?.partnerHotelId ?? null;
+      },
+    }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (h) => h.raw }),
+  }),
+});

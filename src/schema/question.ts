@@ -1,0 +1,99 @@
+import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/question.ts';
+import type { QuestionModel } from '../resolvers/models.ts';
+import { getReservation } from '../resolvers/reservation.ts';
+import { builder } from './builder.ts';
+import { known, QuestionType } from './enums.ts';
+import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
+import { reservationFlags } from './selection.ts';
+
+const QuestionOption = builder.objectRef<{ value: string; label: string }>('QuestionOption').implement({
+  description: 'One option of a select-box question.',
+  fields: (t) => ({
+    value: t.exposeString('value', { description: 'The value recorded as the answer.' }),
+    label: t.exposeString('label', { description: 'The label shown.' }),
+  }),
+});
+
+EventQuestionRef.implement({
+  description: 'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
+  fields: (t) => ({
+    id: t.id({ description: 'Stable id: the event and the question id.', resolve: (q) => opaqueId('EventQuestion', q.eventId, q.questionId) }),
+    eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.' }),
+    questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.' }),
+    question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.' }),
+    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', resolve: (q) => known([1, 2] as const, q.type) }),
+    options: t.field({
+      type: [QuestionOption],
+      nullable: true,
+      description: 'Options of a select box; null for a text area.',
+      resolve: (q: QuestionModel) => (q.options ? Object.entries(q.options as Record<string, string>).map(([value, label]) => ({ value, label })) : null),
+    }),
+    enabled: t.exposeBoolean('enabled', { nullable: true, description: 'Whether the question is asked.' }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (q) => q.raw }),
+  }),
+});
+
+AttendeeAnswerRef.implement({
+  description: 'An answer an attendee gave during reservation.',
+  fields: (t) => ({
+    reservation: t.field({
+      type: ReservationRef,
+      nullable: true,
+      description: 'The reservation it was given in.',
+      resolve: (a, _args, ctx, info) => (a.reservationNumber == null ? null : getReservation(ctx, a.eventId, a.reservationNumber, reservationFlags(info, []))),
+    }),
+    attendee: t.field({
+      type: AttendeeRef,
+      nullable: true,
+      description: 'The attendee, when the reservation is linked to one.',
+      resolve: (a) => (a.attendeeId && a.registrationEventId ? { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId } : null),
+    }),
+    question: t.field({ type: EventQuestionRef, nullable: true, description: 'The question.', resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId) }),
+    questionId: t.exposeInt('questionId', { description: 'The question’s id.' }),
+    answer: t.exposeString('answer', { nullable: true, description: 'The answer (for a select box, the option’s value).' }),
+    answeredAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was given.', resolve: (a) => a.answeredDate ?? null }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (a) => a.raw }),
+  }),
+});
+
+builder.queryField('defaultQuestions', (t) =>
+  t.field({
+    type: [EventQuestionRef],
+    description: 'The licensee’s default questions, asked for all events.',
+    resolve: (_root, _args, ctx) => listQuestions(ctx, 0),
+  }),
+);
+
+const QuestionOptionInput = builder.inputType('QuestionOptionInput', {
+  description: 'One option of a select box.',
+  fields: (t) => ({
+    value: t.string({ required: true, description: 'The value recorded as the answer.' }),
+    label: t.string({ required: true, description: 'The label shown (at most 100 characters).' }),
+  }),
+});
+
+const SaveEventQuestionInput = builder.inputType('SaveEventQuestionInput', {
+  description: 'A question to register; saving the same eventId and questionId again replaces it.',
+  fields: (t) => ({
+    eventId: t.int({ required: true, description: 'The event, or 0 for a default question asked for all events.' }),
+    questionId: t.int({ required: true, description: 'Your number for the question; answers carry it.' }),
+    question: t.string({ required: true, description: 'Text shown to the attendee (at most 1000 characters).' }),
+    type: t.field({ type: QuestionType, required: true, description: 'Text area or select box.' }),
+    options: t.field({ type: [QuestionOptionInput], description: 'Required for a SELECT_BOX (1 to 50), refused otherwise.' }),
+    enabled: t.boolean({ required: true, description: 'Whether the question is asked.' }),
+  }),
+});
+
+const SaveEventQuestionPayload = builder.objectRef<{ question: QuestionModel }>('SaveEventQuestionPayload').implement({
+  description: 'The question saved.',
+  fields: (t) => ({ question: t.field({ type: EventQuestionRef, description: 'The question as registered.', resolve: (p) => p.question }) }),
+});
+
+builder.mutationField('saveEventQuestion', (t) =>
+  t.field({
+    type: SaveEventQuestionPayload,
+    description: 'Registers a question for an event, or a default one (eventId 0).',
+    args: { input: t.arg({ type: SaveEventQuestionInput, required: true, description: 'The question.' }) },
+    resolve: async (_root, args, ctx) => ({ question: await saveEventQuestion(ctx, args.input) }),
+  }),
+);

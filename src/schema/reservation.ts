@@ -1,0 +1,162 @@
+import { getCustomField } from '../resolvers/custom-field.ts';
+import { getEvent } from '../resolvers/event.ts';
+import { getHotel } from '../resolvers/hotel.ts';
+import type { ReservationModel } from '../resolvers/models.ts';
+import { getReservation } from '../resolvers/reservation.ts';
+import { builder } from './builder.ts';
+import { known, ReservationStatus, RoomStatus } from './enums.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, rawDescription, ReservationRef } from './refs.ts';
+import { ALL_FLAGS, wantsPartnerview } from './selection.ts';
+
+type Room = ReservationModel['rooms'][number];
+type Contact = NonNullable<ReservationModel['contact']>;
+type Rate = Room['nightlyRates'][number];
+type FieldValue = NonNullable<ReservationModel['customFields']>[number];
+
+const RESERVATION_STATUSES = ['new', 'accepted', 'cancelled', 'declined'] as const;
+
+export const ReservationFilter = builder.inputType('ReservationFilter', {
+  description: 'Criteria for reservations; all given ones must match. Text criteria match whole values, in any case.',
+  fields: (t) => ({
+    reservationNumber: t.int({ description: 'Exactly this reservation.' }),
+    hotelId: t.int({ description: 'Reservations at this hotel.' }),
+    contactEmail: t.string({ description: 'Email of the reservation’s contact.' }),
+    contactLastName: t.string({ description: 'Last name of the reservation’s contact.' }),
+    guestLastName: t.string({ description: 'Last name of any guest of any room.' }),
+    confirmationNumber: t.string({ description: 'The number the hotel assigned.' }),
+    groupCode: t.string({ description: 'Code of the sub-block.' }),
+    reservationStatus: t.field({ type: ReservationStatus, description: 'State of the reservation.' }),
+    roomStatus: t.field({ type: RoomStatus, description: 'Reservations with at least one room in this state.' }),
+    companyName: t.string({ description: 'Company of the contact.' }),
+    label1: t.string({ description: 'First label.' }),
+    label2: t.string({ description: 'Second label.' }),
+    attendeeId: t.string({ description: 'Reservations linked to this attendee (the registration system’s id).' }),
+    modifiedAfter: t.field({
+      type: 'DateTime',
+      description: 'Reservations modified at or after this instant. The service compares whole minutes, so the minute it falls in is included.',
+    }),
+  }),
+});
+
+export const NightlyRate = builder.objectRef<Rate>('NightlyRate').implement({
+  description: 'The rate of one night.',
+  fields: (t) => ({
+    date: t.field({ type: 'Date', nullable: true, description: 'The night.', resolve: (r) => r.date ?? null }),
+    amount: t.exposeFloat('amount', { nullable: true, description: 'The rate.' }),
+    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.' }),
+  }),
+});
+
+const Guest = builder.objectRef<{ firstName?: string | null; lastName?: string | null }>('Guest').implement({
+  description: 'A guest staying in a room.',
+  fields: (t) => ({
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name.' }),
+  }),
+});
+
+const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
+  description: 'A room of a reservation.',
+  fields: (t) => ({
+    roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.' }),
+    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
+    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
+    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', resolve: (r) => known(['active', 'cancelled'] as const, r.status) }),
+    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', resolve: (r) => r.arrivalDate ?? null }),
+    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', resolve: (r) => r.departureDate ?? null }),
+    occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.' }),
+    guests: t.field({ type: [Guest], description: 'Guests of the room.', resolve: (r) => r.guests }),
+    nightlyRates: t.field({ type: [NightlyRate], description: 'Rate of each night.', resolve: (r) => r.nightlyRates }),
+  }),
+});
+
+const contactField = (description: string) => ({ nullable: true as const, description });
+
+const ReservationContact = builder.objectRef<Contact>('ReservationContact').implement({
+  description: 'Who made the reservation. Address, company and preferred guest number are asked of the service only when selected.',
+  fields: (t) => ({
+    firstName: t.exposeString('firstName', contactField('First name.')),
+    lastName: t.exposeString('lastName', contactField('Last name.')),
+    email: t.exposeString('email', contactField('Email.')),
+    phone: t.exposeString('phone', contactField('Phone.')),
+    address: t.exposeString('address', contactField('First address line.')),
+    address2: t.exposeString('address2', contactField('Second address line.')),
+    city: t.exposeString('city', contactField('City.')),
+    state: t.exposeString('state', contactField('State or province.')),
+    zip: t.exposeString('zip', contactField('Zip or postal code.')),
+    country: t.exposeString('country', contactField('Country.')),
+    companyName: t.exposeString('companyName', contactField('Company.')),
+    preferredGuestNumber: t.exposeString('preferredGuestNumber', contactField('The hotel chain’s preferred guest number.')),
+  }),
+});
+
+const SubBlock = builder.objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock').implement({
+  description: 'The sub-block of a group code.',
+  fields: (t) => ({
+    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.' }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Its name.' }),
+  }),
+});
+
+const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').implement({
+  description: 'A value registered for a custom field.',
+  fields: (t) => ({
+    customField: t.field({ type: CustomFieldRef, nullable: true, description: 'The custom field.', resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId) }),
+    customFieldId: t.exposeInt('customFieldId', { description: 'Identifier of the custom field.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the custom field.' }),
+    value: t.exposeString('value', { nullable: true, description: 'The value.' }),
+  }),
+});
+
+builder.node(ReservationRef, {
+  description: 'A reservation of rooms at a hotel of an event.',
+  id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => id },
+  loadOne: (id, ctx) => {
+    const [eventId, reservationNumber] = id.split(':').map(Number);
+    if (!Number.isSafeInteger(eventId) || !Number.isSafeInteger(reservationNumber)) return null;
+    return getReservation(ctx, eventId!, reservationNumber!, ALL_FLAGS);
+  },
+  fields: (t) => ({
+    reservationNumber: t.exposeInt('reservationNumber', { description: 'The reservation number.' }),
+    eventId: t.exposeInt('eventId', { description: 'The event (reservation numbers are looked up within an event upstream).' }),
+    event: t.field({ type: EventRef, nullable: true, description: 'The event.', resolve: (r, _args, ctx) => getEvent(ctx, r.eventId) }),
+    status: t.field({ type: ReservationStatus, nullable: true, description: 'State of the reservation.', resolve: (r) => known(RESERVATION_STATUSES, r.status) }),
+    hotel: t.field({
+      type: HotelRef,
+      nullable: true,
+      description: 'The hotel.',
+      resolve: (r, _args, ctx, info) => (r.hotelId == null ? null : getHotel(ctx, r.eventId, r.hotelId, wantsPartnerview(info))),
+    }),
+    confirmationNumber: t.exposeString('confirmationNumber', { nullable: true, description: 'The number the hotel assigned.' }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Code of the sub-block it was booked in.' }),
+    subBlock: t.field({
+      type: SubBlock,
+      nullable: true,
+      description: 'The sub-block it was booked in.',
+      resolve: (r) => (r.subBlock?.subBlockId == null ? null : { ...r.subBlock, subBlockId: r.subBlock.subBlockId }),
+    }),
+    attendeeId: t.exposeString('attendeeId', { nullable: true, description: 'The linked attendee (the registration system’s id).' }),
+    registrationEventId: t.exposeString('registrationEventId', { nullable: true, description: 'The registration system’s event id of the linked attendee.' }),
+    attendee: t.field({
+      type: AttendeeRef,
+      nullable: true,
+      description: 'The linked attendee; null unless both attendeeId and registrationEventId are known.',
+      resolve: (r) => (r.attendeeId && r.registrationEventId ? { attendeeId: r.attendeeId, registrationEventId: r.registrationEventId } : null),
+    }),
+    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', resolve: (r) => r.arrivalDate ?? null }),
+    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', resolve: (r) => r.departureDate ?? null }),
+    createdAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was made.', resolve: (r) => r.createdDate ?? null }),
+    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it last changed.', resolve: (r) => r.modifiedDate ?? null }),
+    label1: t.exposeString('label1', { nullable: true, description: 'First label.' }),
+    label2: t.exposeString('label2', { nullable: true, description: 'Second label.' }),
+    contact: t.field({ type: ReservationContact, nullable: true, description: 'Who made it.', resolve: (r) => r.contact ?? null }),
+    rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', resolve: (r) => r.rooms }),
+    customFieldValues: t.field({
+      type: [CustomFieldValue],
+      description: 'Values of custom fields registered for it (asked of the service only when selected).',
+      resolve: (r) => r.customFields ?? [],
+    }),
+    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (r) => r.raw }),
+  }),
+});

@@ -1,0 +1,103 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { GraphQLError } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createContext, type GatewayContext } from './resolvers/context.ts';
+import { schema } from './schema/index.ts';
+import { UpstreamClient } from './upstream/client.ts';
+import { UpstreamError } from './upstream/errors.ts';
+import type { Licensee } from './upstream/licensee.ts';
+
+export const EXAMPLE_QUERY = `# An event page over the demo data: the event, its hotels and a page of reservations.
+query EventPage {
+  event(eventId: 5001) {
+    name
+    city
+    startDate
+    hotels {
+      hotelId
+      name
+      starRating
+    }
+    reservations(first: 5) {
+      totalCount
+      edges {
+        node {
+          reservationNumber
+          status
+          arrivalDate
+          hotel {
+            name
+          }
+        }
+      }
+    }
+  }
+}
+`;
+
+export interface Gateway {
+  yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
+  upstream: UpstreamClient;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
+ * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
+ */
+export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger): Gateway {
+  const upstream = new UpstreamClient({
+    baseUrl: config.upstreamBaseUrl,
+    ...config.upstream,
+    logger: logger?.child({ component: 'upstream' }),
+  });
+  // One configured licensee for now; the per-request context is where a client's own licensee goes.
+  const licensee: Licensee = { ...config.licensee };
+  const yoga = createYoga<Record<string, unknown>, GatewayContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    context: () => createContext(licensee, upstream),
+    maskedErrors: { maskError: (error) => maskError(error, logger) },
+    graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
+    renderGraphiQL,
+    logging: logger ? { debug: (...a) => logger.debug(a), info: (...a) => logger.info(a), warn: (...a) => logger.warn(a), error: (...a) => logger.error(a) } : false,
+    plugins: [useReadiness(upstream, licensee)],
+  });
+  return { yoga, upstream, close: () => upstream.close() };
+}
+
+/** `/ready`: the upstream is reachable and a token obtainable (at most one authenticate per token lifetime). */
+function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
+  return {
+    async onRequest({ url, endResponse, fetchAPI }) {
+      if (url.pathname !== '/ready') return;
+      const ready = await upstream.ready(licensee);
+      endResponse(new fetchAPI.Response(JSON.stringify({ ready }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
+    },
+  };
+}
+
+/**
+ * The gateway's own coded errors pass through with their extensions.code (and retryAfterSeconds or
+ * field); GraphQL's own request errors pass as they are; anything else becomes INTERNAL_SERVER_ERROR
+ * with no detail, and is logged.
+ */
+export function maskError(error: unknown, logger?: Logger): Error {
+  const graphqlError = error instanceof GraphQLError ? error : undefined;
+  const original = graphqlError?.originalError ?? error;
+  if (original instanceof UpstreamError) {
+    const { field, retryAfterSeconds } = original.details;
+    return new GraphQLError(original.message, {
+      nodes: graphqlError?.nodes,
+      path: graphqlError?.path,
+      extensions: { code: original.code, ...(field ? { field } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) },
+    });
+  }
+  if (graphqlError && (!graphqlError.originalError || graphqlError.originalError instanceof GraphQLError)) return graphqlError;
+  logger?.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original) }, 'unexpected error');
+  return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
