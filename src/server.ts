@@ -87,7 +87,8 @@ function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
  * with no detail, and is logged.
  */
 export function maskError(error: unknown, logger?: Logger): Error {
-  const graphqlError = error instanceof GraphQLError ? error : undefined;
+  // Duck-typed: the executor's errors may come from another copy of graphql's classes.
+  const graphqlError = error instanceof GraphQLError || (error instanceof Error && error.name === 'GraphQLError') ? (error as GraphQLError) : undefined;
   const original = graphqlError?.originalError ?? error;
   if (original instanceof UpstreamError) {
     const { field, retryAfterSeconds } = original.details;
@@ -97,7 +98,7 @@ export function maskError(error: unknown, logger?: Logger): Error {
       extensions: { code: original.code, ...(field ? { field } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) },
     });
   }
-  if (graphqlError && (!graphqlError.originalError || graphqlError.originalError instanceof GraphQLError)) return graphqlError;
+  if (graphqlError && (!graphqlError.originalError || graphqlError.originalError.name === 'GraphQLError')) return graphqlError;
   logger?.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original) }, 'unexpected error');
   return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }

@@ -13,11 +13,20 @@ export const builder = new SchemaBuilder<{
   Connection: { totalCount: PromiseLike<number> | number };
   DefaultEdgesNullability: { list: false; items: false };
   DefaultNodeNullability: false;
+  DefaultFieldNullability: false;
 }>({
   plugins: [RelayPlugin],
+  // Fields are non-null unless they say otherwise: the contract's nullability is spelled out per field.
+  defaultFieldNullability: false,
   relay: {
-    nodeQueryOptions: { description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist.' },
-    nodesQueryOptions: { description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist.' },
+    nodeQueryOptions: {
+      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist.',
+      args: { id: { description: 'A global id from an `id` field.' } },
+    },
+    nodesQueryOptions: {
+      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist.',
+      args: { ids: { description: 'Global ids from `id` fields.' } },
+    },
     nodeTypeOptions: { description: 'An object with a global id (Relay global object identification).' },
     idFieldOptions: { description: 'Global id of the object, for `node` and `nodes`.' },
     pageInfoTypeOptions: { description: 'Where a page of a connection lies in the whole list.' },

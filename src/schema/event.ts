@@ -5,6 +5,7 @@ import { listReservations, getReservation } from '../resolvers/reservation.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
 import { builder } from './builder.ts';
+import { isRecord } from './refs.ts';
 import { ShoppingViewScope } from './enums.ts';
 import { HotelFilter } from './hotel.ts';
 import { NightlyRate, ReservationFilter } from './reservation.ts';
@@ -15,6 +16,8 @@ builder.node(EventRef, {
   description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
   id: { resolve: (e) => e.eventId, parse: (id) => Number(id) },
   loadOne: (id, ctx) => (Number.isSafeInteger(id) ? getEvent(ctx, id) : null),
+  // Node's possible types told apart by shape: loaded records are shared cache objects, not branded.
+  isTypeOf: (v) => isRecord(v) && 'eventId' in v && !('hotelId' in v) && !('reservationNumber' in v),
   fields: (t) => ({
     eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the event.' }),

@@ -1,7 +1,7 @@
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
 import { builder } from './builder.ts';
 import { HotelStatus, known } from './enums.ts';
-import { HotelRef, rawDescription } from './refs.ts';
+import { HotelRef, isRecord, rawDescription } from './refs.ts';
 
 export const HotelFilter = builder.inputType('HotelFilter', {
   description: 'Criteria for the hotels of an event; all given ones must match.',
@@ -17,6 +17,7 @@ export const HotelFilter = builder.inputType('HotelFilter', {
 builder.node(HotelRef, {
   description: 'A hotel assigned to an event.',
   id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => id },
+  isTypeOf: (v) => isRecord(v) && 'hotelId' in v && !('reservationNumber' in v),
   loadOne: (id, ctx) => {
     const [eventId, hotelId] = id.split(':').map(Number);
     return Number.isSafeInteger(eventId) && Number.isSafeInteger(hotelId) ? getHotel(ctx, eventId!, hotelId!, false) : null;

@@ -27,3 +27,7 @@ export const rawDescription = 'The record exactly as the service sent it, unknow
 export function opaqueId(type: string, ...parts: (string | number)[]): string {
   return Buffer.from(`${type}:${parts.join(':')}`).toString('base64url');
 }
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object';
+}

@@ -5,7 +5,7 @@ import type { ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
-import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, rawDescription, ReservationRef } from './refs.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
 import { ALL_FLAGS, wantsPartnerview } from './selection.ts';
 
 type Room = ReservationModel['rooms'][number];
@@ -112,6 +112,7 @@ const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').imple
 builder.node(ReservationRef, {
   description: 'A reservation of rooms at a hotel of an event.',
   id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => id },
+  isTypeOf: (v) => isRecord(v) && 'reservationNumber' in v,
   loadOne: (id, ctx) => {
     const [eventId, reservationNumber] = id.split(':').map(Number);
     if (!Number.isSafeInteger(eventId) || !Number.isSafeInteger(reservationNumber)) return null;

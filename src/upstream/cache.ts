@@ -6,6 +6,7 @@ export interface CacheStore {
   get(key: string): Promise<unknown | undefined>;
   set(key: string, value: unknown, ttlMs: number, tags: string[]): Promise<void>;
   dropTag(tag: string): Promise<void>;
+  clear(): Promise<void>;
 }
 
 export class MemoryCacheStore implements CacheStore {
@@ -45,6 +46,11 @@ export class MemoryCacheStore implements CacheStore {
   async dropTag(tag: string) {
     for (const key of this.byTag.get(tag) ?? []) this.delete(key);
     this.byTag.delete(tag);
+  }
+
+  async clear() {
+    this.entries.clear();
+    this.byTag.clear();
   }
 
   private delete(key: string): void {

@@ -127,6 +127,11 @@ export class UpstreamClient {
     }
   }
 
+  /** Forgets every cached answer (tests, and operators after fixing data upstream). */
+  async clearCache(): Promise<void> {
+    await this.cache.clear();
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }

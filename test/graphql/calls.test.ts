@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import {
+  EventHotelsDocument,
+  EventTwiceMoreDocument,
+  EverythingDocument,
+  ReservationCountDocument,
+  ReservationNumbersDocument,
+  ReservationsWithHotelsDocument,
+} from '../operations/generated.ts';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startGateway();
+});
+afterAll(() => t.close());
+beforeEach(async () => {
+  // A warm token, and an empty upstream cache so every count starts from nothing.
+  await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+  await t.gateway.upstream.clearCache();
+  t.clearLog();
+});
+
+describe('upstream calls per operation (from the emulator’s request log)', () => {
+  it('the same event asked three times under aliases: 1 getevent', async () => {
+    const res = await t.exec(EventTwiceMoreDocument, { eventId: 5001 });
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.a!.name).toBeTruthy();
+    expect(t.calls().map((c) => c.endpoint)).toEqual(['getevent']);
+  });
+
+  it('an event with hotels, hotel(a) and hotel(b): 1 getevent, 1 gethotels', async () => {
+    const res = await t.exec(EventHotelsDocument, { eventId: 5001, a: 201, b: 202 });
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.event!.hotels.length).toBeGreaterThan(10);
+    expect(res.data!.event!.first!.name).toBe(res.data!.event!.hotels.find((h) => h.hotelId === 201)!.name);
+    expect(res.data!.event!.second!.partnerHotelId).toBe('PX-202');
+    expect(t.calls().map((c) => c.endpoint).sort()).toEqual(['getevent', 'gethotels']);
+  });
+
+  it('reservations(first: 2500) with hotel { name } on each node: 3 getreservation, 1 gethotels', async () => {
+    const res = await t.exec(ReservationsWithHotelsDocument, { eventId: 5001, first: 2500 });
+    expect(res.errors).toBeUndefined();
+    const edges = res.data!.event!.reservations.edges;
+    expect(edges).toHaveLength(2500);
+    expect(edges.every((e) => e.node.hotel?.name)).toBe(true);
+    const calls = t.calls();
+    expect(calls.filter((c) => c.endpoint === 'getreservation').map((c) => c.params.page)).toEqual(expect.arrayContaining(['1', '2', '3']));
+    expect(calls.filter((c) => c.endpoint === 'getreservation')).toHaveLength(3);
+    expect(calls.filter((c) => c.endpoint === 'gethotels')).toHaveLength(1);
+  });
+
+  it('reservations(first: 10) { totalCount }: at most 3 calls', async () => {
+    const res = await t.exec(ReservationCountDocument, { eventId: 5001, first: 10 });
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.event!.reservations.totalCount).toBe(t.emulator.state.store.reservationsByEvent.get(5001)!.length);
+    const upstream = t.calls().filter((c) => c.endpoint !== 'getevent');
+    expect(upstream.length).toBeLessThanOrEqual(3);
+    expect(upstream.map((c) => c.endpoint).sort()).toEqual(['getreservation', 'getreservation', 'getreservationpagecount']);
+  });
+
+  it('reservations selecting only reservationNumber and status: no detail flag is sent', async () => {
+    const res = await t.exec(ReservationNumbersDocument, { eventId: 5001, first: 20 });
+    expect(res.errors).toBeUndefined();
+    const [call] = t.calls().filter((c) => c.endpoint === 'getreservation');
+    for (const flag of ['fullContactInfo', 'detailedEventInfo', 'detailedHotelInfo', 'detailedSubBlockInfo', 'customField', 'partnerview']) {
+      expect(call!.params[flag]).toBeUndefined();
+    }
+  });
+
+  it('every field of the contract queried at once for one event: no call twice', async () => {
+    const store = t.emulator.state.store;
+    const code = store.groupCodesByEvent.get(5001)![0]!.groupCode;
+    const nodeId = Buffer.from('Event:5001').toString('base64');
+    const res = await t.exec(EverythingDocument, { eventId: 5001, hotelId: 202, reservationNumber: 700_004, groupCode: code, nodeId });
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+    const e = res.data!.event!;
+    expect(e.reservations.edges).toHaveLength(10);
+    expect(e.attendeeAnswers.edges).toHaveLength(10);
+    expect(e.reservation!.contact!.companyName).toBeTruthy();
+    expect(res.data!.groupCodeLink).toContain(code);
+    const seen = new Map<string, number>();
+    for (const c of t.calls({ withAuthenticate: true })) {
+      const key = `${c.endpoint} ${JSON.stringify(Object.entries(c.params).sort())}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    const twice = [...seen].filter(([, n]) => n > 1);
+    expect(twice).toEqual([]);
+    // Detail flags follow the selection: here contact address fields, subBlock and customFieldValues.
+    const page = t.calls().find((c) => c.endpoint === 'getreservation' && c.params.page === '1' && !c.params.reservationNumber && !c.params.attendeeId)!;
+    expect(page.params).toMatchObject({ fullContactInfo: 'true', detailedSubBlockInfo: 'true', customField: 'true' });
+    expect(page.params.detailedHotelInfo).toBeUndefined();
+  });
+});

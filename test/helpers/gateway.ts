@@ -1,0 +1,52 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+import { loadConfig } from '../../src/config.ts';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
+import { createGateway, type Gateway } from '../../src/server.ts';
+
+export interface GraphQLAnswer<T> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+}
+
+export interface TestGateway {
+  emulator: Emulator;
+  gateway: Gateway;
+  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V): Promise<GraphQLAnswer<T>>;
+  /** Upstream calls logged since the last `clearLog`, authenticate left out unless asked. */
+  calls(options?: { withAuthenticate?: boolean }): { endpoint: string; params: Record<string, unknown> }[];
+  count(endpoint: string): number;
+  clearLog(): void;
+  close(): Promise<void>;
+}
+
+/** An emulator on 127.0.0.1:0 and a gateway over it, talked to through yoga.fetch (no socket). */
+export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimit: false }, env: Record<string, string> = {}): Promise<TestGateway> {
+  const emulator = await startEmulator({ port: 0, ...emulatorOptions });
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
+  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
+  const t: TestGateway = {
+    emulator,
+    gateway,
+    async exec(document, variables) {
+      const res = await gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
+      });
+      return { status: res.status, ...((await res.json()) as object) };
+    },
+    calls: (options = {}) =>
+      emulator.state.log.filter((r) => options.withAuthenticate || r.endpoint !== 'authenticate').map((r) => ({ endpoint: r.endpoint, params: r.params })),
+    count: (endpoint) => emulator.state.log.filter((r) => r.endpoint === endpoint).length,
+    clearLog: () => {
+      emulator.state.log = [];
+    },
+    async close() {
+      await gateway.close();
+      await emulator.close();
+    },
+  };
+  return t;
+}
