@@ -22,6 +22,7 @@ const envSchema = z
     UPSTREAM_TIMEZONE: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').default('UTC'),
     UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
     UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
+    UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
     REDIS_URL: z.string().optional(),
     GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt']).default('none'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -42,7 +43,7 @@ export interface Config {
   /** Unset: the gateway starts the emulator in-process with its demo data. */
   upstreamBaseUrl?: string;
   licensee: { id: string; key: string; timeZone: string };
-  upstream: { userAgent: string; timeoutMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
+  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
   logLevel: string;
 }
 
@@ -77,6 +78,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstream: {
       userAgent: e.UPSTREAM_USER_AGENT,
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      deadlineMs: e.UPSTREAM_DEADLINE_MS,
       rateLimit: e.UPSTREAM_RATE_LIMIT,
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,

@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
  * The gateway's logger. Credentials are removed and personal data (names, emails, phones,
@@ -7,7 +7,8 @@ import pino, { type Logger } from 'pino';
 const SECRET = ['key', 'token', 'authorization', 'UPSTREAM_KEY'];
 const PERSONAL = ['firstName', 'lastName', 'email', 'ccemail', 'ccEmails', 'phone', 'address', 'address2', 'contact', 'guests'];
 
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   const paths = [...SECRET, ...PERSONAL].flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
-  return pino({ level, redact: { paths, censor: '[redacted]' }, base: undefined });
+  const options = { level, redact: { paths, censor: '[redacted]' }, base: undefined };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -66,6 +66,6 @@ export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeI
   for (const [key, value] of Object.entries(rest)) if (value != null) params[key] = value;
   if (ccEmails) params.ccemail = ccEmails;
   if (updateReservation) params.updateReservation = true;
-  const result = await ctx.loaders.call('postattendee', params as never);
+  const result = await ctx.loaders.send('postattendee', params as never);
   return { attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }, created: result.created ?? null };
 }

@@ -20,7 +20,7 @@ const createSchema = z.object({
 /** Not idempotent upstream: each call creates a field, and an ambiguous failure is never repeated. */
 export async function createCustomField(ctx: GatewayContext, input: { name: string; eventId?: number | null }): Promise<CustomFieldModel> {
   const f = validate(createSchema, input, 'input');
-  return ctx.loaders.call('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) });
+  return ctx.loaders.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) });
 }
 
 export interface SetCustomFieldValueInput {
@@ -56,7 +56,7 @@ const setSchema = z
 
 export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomFieldValueInput) {
   const v = validate(setSchema, input, 'input');
-  await ctx.loaders.call('postcustomfieldvalue', {
+  await ctx.loaders.send('postcustomfieldvalue', {
     customFieldId: v.customFieldId,
     value: v.value,
     ...(v.reservationNumber != null

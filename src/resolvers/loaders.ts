@@ -14,6 +14,8 @@ type CallName = Exclude<EndpointName, 'authenticate'>;
  */
 export interface Loaders {
   call<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
+  /** A write: sent every time it is asked (two identical creates in one operation are two creates). */
+  send<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
 }
 
 export function createLoaders(licensee: Licensee, upstream: UpstreamClient): Loaders {
@@ -23,6 +25,7 @@ export function createLoaders(licensee: Licensee, upstream: UpstreamClient): Loa
   );
   return {
     call: (name, params) => loader.load([name, params]) as never,
+    send: (name, params) => upstream.call(licensee, name, params),
   };
 }
 

@@ -62,7 +62,7 @@ const saveSchema = z
 export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {
   const q = validate(saveSchema, input, 'input');
   const options = q.options ? Object.fromEntries(q.options.map((o) => [o.value, o.label])) : undefined;
-  await ctx.loaders.call('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled });
+  await ctx.loaders.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled });
   const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: options ?? null, enabled: q.enabled };
   return { ...record, raw: record };
 }

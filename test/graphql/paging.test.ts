@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { AttendeeReservationsDocument, ReservationCountDocument, ReservationNumbersDocument, type ReservationNumbersQueryVariables } from '../operations/generated.ts';
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startGateway();
+});
+afterAll(() => t.close());
+beforeEach(() => t.clearLog());
+
+const all = (eventId: number) => t.emulator.state.store.reservationsByEvent.get(eventId)!.map((r) => r.reservationNumber);
+type Vars = Omit<ReservationNumbersQueryVariables, 'eventId'>;
+/** A window of event 5001's reservations. */
+const page = (variables: Vars) => t.exec(ReservationNumbersDocument, { eventId: 5001, ...variables });
+
+describe('reservations connection', () => {
+  it('walking first: 1000 with after to the end visits every reservation once, in order, as the emulator lists them', async () => {
+    const seen: number[] = [];
+    let after: string | null | undefined;
+    for (let i = 0; i < 40; i++) {
+      const res = await page({ first: 1000, after });
+      expect(res.errors).toBeUndefined();
+      const c = res.data!.event!.reservations;
+      seen.push(...c.edges.map((e) => e.node.reservationNumber));
+      expect(c.pageInfo.hasPreviousPage).toBe(i > 0);
+      if (!c.pageInfo.hasNextPage) break;
+      after = c.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(all(5001));
+    // Each step fetched only its own page: 26 pages of data, plus one page count to learn that the
+    // last full page was not the end.
+    expect(t.count('getreservation')).toBe(Math.ceil(all(5001).length / 1000));
+  });
+
+  it('last: 5 returns the five highest reservation numbers', async () => {
+    const res = await page({ last: 5 });
+    expect(res.errors).toBeUndefined();
+    const c = res.data!.event!.reservations;
+    expect(c.edges.map((e) => e.node.reservationNumber)).toEqual(all(5001).slice(-5));
+    expect(c.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    expect(t.count('getreservationpagecount')).toBe(1);
+  });
+
+  it('last with before, first with after across a page boundary, and before/after combined', async () => {
+    const numbers = all(5001);
+    const first = await page({ first: 3, after: null });
+    const third = first.data!.event!.reservations.edges[2]!.cursor;
+    const back = await page({ last: 2, before: third });
+    expect(back.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(numbers.slice(0, 2));
+    expect(back.data!.event!.reservations.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    const at998 = (await page({ first: 999 })).data!.event!.reservations.pageInfo.endCursor;
+    const across = await page({ first: 4, after: at998 });
+    expect(across.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(numbers.slice(999, 1003));
+  });
+
+  it('hasNextPage is exact at the end of the list, also when it ends on a page boundary', async () => {
+    // Event 5002 holds exactly 1000 reservations: one full page and nothing after it.
+    const res = await t.exec(ReservationNumbersDocument, { eventId: 5002, first: 1000 });
+    expect(res.data!.event!.reservations.edges).toHaveLength(1000);
+    expect(res.data!.event!.reservations.pageInfo.hasNextPage).toBe(false);
+    const more = await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 1000 });
+    expect(more.data!.event!.reservations.pageInfo.hasNextPage).toBe(true);
+  });
+
+  it('totalCount follows the filter and is 0 when nothing matches', async () => {
+    const cancelled = t.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'cancelled').length;
+    const res = await t.exec(ReservationCountDocument, { eventId: 5001, first: 1, filter: { reservationStatus: 'CANCELLED' } });
+    expect(res.data!.event!.reservations.totalCount).toBe(cancelled);
+    const none = await t.exec(ReservationCountDocument, { eventId: 5001, first: 1, filter: { reservationNumber: 1 } });
+    expect(none.data!.event!.reservations.totalCount).toBe(0);
+  });
+
+  it('filters by modifiedAfter, converting the instant to the licensee’s wall clock', async () => {
+    const list = t.emulator.state.store.reservationsByEvent.get(5002)!;
+    const pivot = [...list].sort((a, b) => a.modifiedMs - b.modifiedMs)[500]!;
+    const since = new Date(Math.floor(pivot.modifiedMs / 60_000) * 60_000).toISOString();
+    const res = await t.exec(ReservationNumbersDocument, { eventId: 5002, first: 1000, filter: { modifiedAfter: since } });
+    expect(res.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(
+      list.filter((r) => r.modifiedMs >= Date.parse(since)).map((r) => r.reservationNumber),
+    );
+  });
+
+  it.each([
+    [{ first: 5001 }, 'first'],
+    [{ first: -1 }, 'first'],
+    [{ last: 5001 }, 'last'],
+    [{ after: 'bm90IGEgY3Vyc29y' }, 'after'],
+    [{ before: 'garbage!' }, 'before'],
+  ])('refuses %o with BAD_USER_INPUT before any upstream call', async (variables, field) => {
+    const res = await page(variables);
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.message).toContain(field);
+    expect(t.calls().filter((c) => c.endpoint !== 'getevent')).toEqual([]);
+  });
+
+  it('refuses a cursor from another filter', async () => {
+    const cursor = (await page({ first: 2 })).data!.event!.reservations.pageInfo.endCursor;
+    t.clearLog();
+    const res = await page({ first: 2, after: cursor, filter: { reservationStatus: 'NEW' } });
+    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(res.errors?.[0]?.message).toContain('another list or filter');
+    expect(t.count('getreservation')).toBe(0);
+  });
+});
+
+describe('Attendee.reservations', () => {
+  it('keeps the attendee’s reservations of its registration event, with an exact totalCount', async () => {
+    const store = t.emulator.state.store;
+    const r = store.reservationsByEvent.get(5001)!.find((x) => x.attendeeId)!;
+    // A booking under the same attendee id but another registration event must not show.
+    await fetch(`${t.emulator.url}/_emulator/bookings`, {
+      method: 'POST',
+      body: JSON.stringify({ eventId: 5001, attendeeId: r.attendeeId, registrationEventId: 'REG-OTHER' }),
+    });
+    const res = await t.exec(AttendeeReservationsDocument, { eventId: 5001, attendeeId: r.attendeeId! });
+    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+    const attendee = res.data!.event!.reservations.edges[0]!.node.attendee!;
+    const expected = store.reservationsByEvent.get(5001)!.filter((x) => x.attendeeId === r.attendeeId && x.registrationEventId === r.registrationEventId);
+    expect(attendee.reservations.totalCount).toBe(expected.length);
+    expect(attendee.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(expected.map((x) => x.reservationNumber));
+  });
+});
