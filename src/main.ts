@@ -49,7 +49,8 @@ async function shutdown(signal: string): Promise<void> {
   await gateway.close();
   await emulator?.close();
   clearTimeout(force);
+  console.log('Reservation gateway stopped cleanly');
   process.exit(0);
 }
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

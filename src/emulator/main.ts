@@ -39,5 +39,5 @@ console.log(`  control:  ${emulator.url}/_emulator/requests`);
 for (const l of DEMO_LICENSEES) console.log(`  licensee ${l.systemIdentifier}: key ${l.key} (time zone ${l.timeZone})`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void emulator.close().then(() => process.exit(0)));
+  process.on(signal, () => void emulator.close().then(() => process.exit(0)));
 }
