@@ -1,0 +1,54 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded emulator and its demo licensee', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamBaseUrl: undefined, licensee: { id: '1001', timeZone: 'UTC' } });
+    expect(c.upstream).toMatchObject({ rateLimit: 240, rateWindowMs: 60_000, rateMargin: 0.05, timeoutMs: 10_000 });
+    expect(c.upstream.userAgent).toMatch(/^reservation-gateway\/\d+\.\d+\.\d+$/);
+  });
+
+  it('names every bad value at once, and never echoes the key', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        UPSTREAM_RATE_LIMIT: '0',
+        UPSTREAM_RATE_MARGIN: '0.9',
+        UPSTREAM_TIMEZONE: 'Mars/Olympus',
+        UPSTREAM_BASE_URL: 'not a url',
+        UPSTREAM_KEY: 'secret-key',
+        LOG_LEVEL: 'loud',
+        GATEWAY_AUTH: 'jwt',
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['PORT', 'UPSTREAM_RATE_LIMIT', 'UPSTREAM_RATE_MARGIN', 'UPSTREAM_TIMEZONE', 'UPSTREAM_BASE_URL', 'LOG_LEVEL', 'GATEWAY_AUTH']) {
+      expect(message).toContain(`${name}:`);
+    }
+    expect(message).toContain('"Mars/Olympus"');
+    expect(message).not.toContain('secret-key');
+  });
+
+  it('requires credentials with an upstream', () => {
+    expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
+    const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
+    expect(c.licensee).toEqual({ id: '42', key: 'k', timeZone: 'America/Chicago' });
+  });
+});
+
+describe('logger', () => {
+  it('redacts credentials and personal data', () => {
+    let out = '';
+    const logger = createLogger('info', new Writable({ write: (c, _e, done) => ((out += c.toString()), done()) }));
+    logger.info({ key: 'demo-key-1001', params: { token: 'abc', email: 'a@b.co' }, contact: { firstName: 'Ada' }, attendee: { lastName: 'Lovelace', phone: '555' } }, 'call');
+    expect(out).not.toMatch(/demo-key-1001|abc|a@b\.co|Ada|Lovelace|555/);
+    expect(out).toContain('[redacted]');
+  });
+});
