@@ -178,19 +178,26 @@ export class RateBudget {
     }, Math.max(0, at - this.now() + 1));
   }
 
+  /**
+   * Refuses every queued call whose deadline has passed, in queue order (timers of equal deadlines
+   * may fire in any order). Each learns when a slot could be its own: the callers ahead of it take
+   * the slots first, each window's worth of them pushing it one window further, so refused callers
+   * spread their retries instead of returning together.
+   */
   private async expire(licensee: string, waiter: Waiter): Promise<void> {
     const queue = this.queue(licensee);
-    const position = queue.waiters.indexOf(waiter);
-    if (position < 0) return;
-    queue.waiters.splice(position, 1);
-    // It needed the slot that frees after those of the `position` callers ahead of it; each
-    // window's worth of callers ahead pushes it one window further.
-    const now = this.now();
+    if (!queue.waiters.includes(waiter)) return;
+    const now = Math.max(this.now(), waiter.deadline);
+    const due = queue.waiters.map((w, position) => ({ w, position })).filter(({ w }) => w.deadline <= now);
+    queue.waiters = queue.waiters.filter((w) => w.deadline > now);
     const frees = (await this.store.freeTimes(licensee, now, this.options.windowMs)).map((t) => (t === Infinity ? now + this.options.windowMs : t));
     const n = frees.length;
-    const index = n - this.effectiveLimit + position;
-    const slot = index >= 0 && n > 0 ? frees[index % n]! + this.options.windowMs * Math.floor(index / n) : now;
-    const freeAt = Math.max(slot, queue.pausedUntil);
-    waiter.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));
+    for (const { w, position } of due) {
+      clearTimeout(w.timer);
+      const index = n - this.effectiveLimit + position;
+      const slot = index >= 0 && n > 0 ? frees[index % n]! + this.options.windowMs * Math.floor(index / n) : now;
+      const freeAt = Math.max(slot, queue.pausedUntil);
+      w.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));
+    }
   }
 }
