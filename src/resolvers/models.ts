@@ -1,4 +1,5 @@
 import type { EndpointName, ResultOf as Decoded } from '../upstream/endpoints.ts';
+import type { LazyList } from '../upstream/lazy-list.ts';
 
 /**
  * The decoded records keep unknown properties (zod's loose objects), which types as an index
@@ -10,6 +11,8 @@ type Known<T> = T extends (infer U)[]
     ? { [K in keyof T as string extends K ? never : K]: K extends 'raw' ? T[K] : Known<T[K]> }
     : T;
 type ResultOf<N extends EndpointName> = Known<Decoded<N>>;
+/** The record type of a paged endpoint, whose answer is a LazyList. */
+type RecordOf<N extends EndpointName> = Decoded<N> extends LazyList<infer R> ? Known<R> : never;
 
 /** What the resolvers hand to the schema: upstream records as decoded, with the event they belong to. */
 export type EventModel = ResultOf<'getevent'>;
@@ -17,9 +20,9 @@ export type HotelModel = ResultOf<'gethotels'>[number] & { eventId: number };
 export type GroupCodeModel = ResultOf<'getgroupcodes'>[number] & { eventId: number };
 export type PickupModel = ResultOf<'getpickup'>[number] & { eventId: number };
 export type ShoppingViewHotelModel = ResultOf<'getshoppingviewhotels'>[number] & { eventId: number };
-export type ReservationModel = ResultOf<'getreservation'>[number] & { eventId: number };
+export type ReservationModel = RecordOf<'getreservation'> & { eventId: number };
 export type QuestionModel = ResultOf<'geteventquestions'>[number] & { eventId: number };
-export type AnswerModel = ResultOf<'getattendeeanswers'>[number] & { eventId: number };
+export type AnswerModel = RecordOf<'getattendeeanswers'> & { eventId: number };
 export type CustomFieldModel = ResultOf<'getcustomfields'>[number];
 export interface AttendeeModel {
   attendeeId: string;

@@ -12,13 +12,19 @@ export const UPSTREAM_PAGE = 1000;
 export const DEFAULT_WINDOW = 100;
 export const MAX_WINDOW = 5000;
 
+/** A page as the upstream layer answers it: an array, or a LazyList that decodes what is read. */
+export interface Page<T> {
+  readonly length: number;
+  slice(start?: number, end?: number): T[];
+}
+
 /** One paginated upstream list, as the request's loaders serve it. */
 export interface PagedSource<T> {
   /** Hash of what the list is (endpoint, event, filter), carried in cursors. */
   key: string;
   pageCount(): Promise<number>;
-  /** Page n (1-based) of at most 1000 records; [] past the last page. */
-  page(n: number): Promise<T[]>;
+  /** Page n (1-based) of at most 1000 records; empty past the last page. */
+  page(n: number): Promise<Page<T>>;
 }
 
 export interface WindowArgs {
@@ -115,10 +121,8 @@ export async function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs)
     for (let i = 0; i < pages.length; i++) {
       const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
       const page = pages[i]!;
-      for (let j = 0; j < page.length; j++) {
-        const offset = pageStart + j;
-        if (offset >= start && offset < end) records.push(page[j]!);
-      }
+      // Only the records inside the window are decoded.
+      records.push(...page.slice(start - pageStart, end - pageStart));
       lastPage = { number: numbers[i]!, size: page.length };
       if (page.length < UPSTREAM_PAGE) break; // the list ends here
     }

@@ -17,7 +17,7 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
   return {
     key: sourceKey(['answers', eventId]),
     pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
-    page: async (page) => (await ctx.loaders.call('getattendeeanswers', { eventId, page })).map((a) => ({ ...a, eventId: a.eventId ?? eventId })),
+    page: async (page) => (await ctx.loaders.call('getattendeeanswers', { eventId, page })).map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import type { GatewayContext } from './context.ts';
 import { orNull } from './loaders.ts';
+import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
 import { memorySource, resolveWindow, sourceKey, UPSTREAM_PAGE, type Connection, type PagedSource, type WindowArgs } from './paging.ts';
 import { validate } from './validate.ts';
@@ -64,8 +65,8 @@ function wireFlags(flags: ReservationFlags): Partial<ParamsOf<'getreservation'>>
   return out;
 }
 
-function withEvent(eventId: number, list: ResultOf<'getreservation'>): ReservationModel[] {
-  return list.map((r) => ({ ...r, eventId: r.eventId ?? eventId }));
+function withEvent(eventId: number, list: ResultOf<'getreservation'>): LazyList<ReservationModel> {
+  return list.map((r) => ({ ...r, eventId: r.eventId ?? eventId }) as ReservationModel);
 }
 
 /** The reservations of an event under a filter, page by page through the request's loaders. */
@@ -84,7 +85,7 @@ export function listReservations(ctx: GatewayContext, eventId: number, filter: R
 
 export async function getReservation(ctx: GatewayContext, eventId: number, reservationNumber: number, flags: ReservationFlags): Promise<ReservationModel | null> {
   const page = await orNull(reservationSource(ctx, eventId, { reservationNumber }, flags).page(1));
-  return page?.find((r) => r.reservationNumber === reservationNumber) ?? null;
+  return page?.slice().find((r) => r.reservationNumber === reservationNumber) ?? null;
 }
 
 /**
@@ -104,7 +105,7 @@ export function listAttendeeReservations(
     const all: ReservationModel[] = [];
     for (let page = 1; ; page++) {
       const records = await upstream.page(page);
-      all.push(...records.filter((r) => r.registrationEventId === attendee.registrationEventId));
+      all.push(...records.slice().filter((r) => r.registrationEventId === attendee.registrationEventId));
       if (records.length < UPSTREAM_PAGE) return all;
     }
   });

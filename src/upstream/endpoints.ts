@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { p, r } from './codecs.ts';
+import { p, r, unwrapList } from './codecs.ts';
+import { LazyList } from './lazy-list.ts';
 
 /**
  * One row per REST endpoint: the versions that serve it (specification, section 9), the version
@@ -151,6 +152,20 @@ const list = <T extends z.ZodType>(item: T) =>
       return z.NEVER;
     }
     return parsed.data;
+  });
+
+/** A page of records decoded only as they are read (see LazyList). */
+const lazyList = <T extends z.ZodType>(item: T) =>
+  z.unknown().transform((value, ctx) => {
+    const items = unwrapList(value);
+    if (!Array.isArray(items)) {
+      ctx.addIssue({ code: 'custom', message: 'expected a list' });
+      return z.NEVER;
+    }
+    return LazyList.of(items, (x): z.output<T> | null => {
+      const parsed = item.safeParse(x);
+      return parsed.success ? parsed.data : null;
+    });
   });
 
 const ack = () => z.looseObject({ success: r.bool() });
@@ -313,7 +328,7 @@ export const ENDPOINTS = {
         customField: p.bool().optional(),
         partnerview: p.bool().optional(),
       }),
-    response: (ctx) => list(reservation(ctx.timeZone)),
+    response: (ctx) => lazyList(reservation(ctx.timeZone)),
     idempotent: true,
     cacheTtlMs: 0,
   }),
@@ -366,7 +381,7 @@ export const ENDPOINTS = {
     body: 'form',
     params: () => z.strictObject({ eventId: p.id(), page: p.page().optional() }),
     response: (ctx) =>
-      list(
+      lazyList(
         r.record({
           reservationNumber: r.int(),
           attendeeId: r.text(),

@@ -45,21 +45,39 @@ export function parseIsoDate(iso: string): Temporal.PlainDate {
   return plainDate(y, m, d, iso);
 }
 
+/**
+ * Remembers recent conversions: a page of 1000 reservations repeats the same few dates and
+ * minutes thousands of times, and a Temporal conversion costs microseconds each. Bounded, and only
+ * successful conversions are kept.
+ */
+function memo<A extends string[]>(convert: (...args: A) => string, size = 50_000): (...args: A) => string {
+  const seen = new Map<string, string>();
+  return (...args: A) => {
+    const key = args.join('\u0000');
+    const hit = seen.get(key);
+    if (hit !== undefined) return hit;
+    const value = convert(...args);
+    if (seen.size >= size) seen.delete(seen.keys().next().value!);
+    seen.set(key, value);
+    return value;
+  };
+}
+
 /** `dd-Mon-yyyy` (month in any case), or already `yyyy-mm-dd` → `yyyy-mm-dd` */
-export function fromUpstreamDate(text: string): string {
+export const fromUpstreamDate = memo(function fromUpstreamDate(text: string): string {
   const t = text.trim();
   const m = UPSTREAM_DAY.exec(t);
   if (m) return upstreamDay(m, t).toString();
   if (ISO_DAY.test(t)) return parseIsoDate(t).toString();
   throw new FormatError(`${JSON.stringify(text)} is not a date like 13-Mar-2027`);
-}
+});
 
 /**
  * `dd-Mon-yyyy h:mm am|pm` on the wall clock of `zone` → ISO 8601 with offset. A wall time that
  * occurs twice is the earlier instant; one that does not exist moves forward by the gap
  * (Temporal's "compatible" disambiguation, as the contract says). ISO input passes through.
  */
-export function fromUpstreamTimestamp(text: string, zone: string): string {
+export const fromUpstreamTimestamp = memo(function fromUpstreamTimestamp(text: string, zone: string): string {
   const t = text.trim();
   const m = UPSTREAM_TIMESTAMP.exec(t);
   if (!m) {
@@ -76,7 +94,7 @@ export function fromUpstreamTimestamp(text: string, zone: string): string {
   const hour24 = (hour % 12) + (m[6]!.toLowerCase() === 'pm' ? 12 : 0);
   const zoned = date.toPlainDateTime({ hour: hour24, minute }).toZonedDateTime(zone, { disambiguation: 'compatible' });
   return zoned.toString({ timeZoneName: 'never' });
-}
+});
 
 /** An ISO 8601 instant → `dd-Mon-yyyy h:mm am|pm` on the wall clock of `zone` (seconds dropped). */
 export function toUpstreamTimestamp(iso: string, zone: string): string {
@@ -92,14 +110,14 @@ export function toUpstreamTimestamp(iso: string, zone: string): string {
 }
 
 /** An ISO 8601 timestamp with offset, normalized (event dates are specified in this form). */
-export function normalizeIsoTimestamp(text: string): string {
+export const normalizeIsoTimestamp = memo(function normalizeIsoTimestamp(text: string): string {
   try {
     const zoned = Temporal.ZonedDateTime.from(`${text.trim()}[${offsetOf(text.trim())}]`);
     return zoned.toString({ timeZoneName: 'never' });
   } catch {
     throw new FormatError(`${JSON.stringify(text)} is not an ISO 8601 timestamp with offset`);
   }
-}
+});
 
 function offsetOf(text: string): string {
   if (/Z$/i.test(text)) return 'UTC';

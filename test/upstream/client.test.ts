@@ -250,7 +250,7 @@ describe('transport, versions and formats', () => {
   });
 
   it('decodes dates to ISO: days, event offsets, timestamps in the licensee’s zone', async () => {
-    const [r] = await client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, reservationNumber: 900_001 });
+    const r = (await client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, reservationNumber: 900_001 })).at(0);
     expect(r!.arrivalDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(r!.modifiedDate).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00-0[45]:00$/);
     expect(r!.raw.modifiedDate).toMatch(/ (am|pm)$/);
@@ -263,7 +263,7 @@ describe('transport, versions and formats', () => {
     const pivot = [...all].sort((a, b) => a.modifiedMs - b.modifiedMs)[200]!;
     const since = new Date(Math.floor(pivot.modifiedMs / 60_000) * 60_000).toISOString();
     const list = await client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, modifiedAfterDate: since });
-    expect(list.map((x) => x.reservationNumber)).toEqual(all.filter((x) => x.modifiedMs >= Date.parse(since)).map((x) => x.reservationNumber));
+    expect(list.slice().map((x) => x.reservationNumber)).toEqual(all.filter((x) => x.modifiedMs >= Date.parse(since)).map((x) => x.reservationNumber));
   });
 
   it('sends actualized nights as a JSON array and options as a JSON object', async () => {
