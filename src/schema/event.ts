@@ -1,5 +1,5 @@
 import { getEvent, listEvents, listGroupCodes, listPickup, listShoppingViewHotels, groupCodeLink, editReservationLink } from '../resolvers/event.ts';
-import { getHotel, listHotels } from '../resolvers/hotel.ts';
+import { listHotels } from '../resolvers/hotel.ts';
 import type { GroupCodeModel, PickupModel, ShoppingViewHotelModel } from '../resolvers/models.ts';
 import { listReservations, getReservation } from '../resolvers/reservation.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
@@ -7,7 +7,7 @@ import { listCustomFields } from '../resolvers/custom-field.ts';
 import { builder } from './builder.ts';
 import { isRecord } from './refs.ts';
 import { ShoppingViewScope } from './enums.ts';
-import { HotelFilter } from './hotel.ts';
+import { HotelFilter, hotelOf } from './hotel.ts';
 import { NightlyRate, ReservationFilter } from './reservation.ts';
 import { AttendeeAnswerConnection, AttendeeAnswerRef, CustomFieldRef, EventQuestionRef, EventRef, HotelRef, opaqueId, rawDescription, ReservationConnection, ReservationRef } from './refs.ts';
 import { reservationFlags, wantsPartnerview } from './selection.ts';
@@ -44,7 +44,7 @@ builder.node(EventRef, {
       nullable: true,
       description: 'One hotel of the event; null when the event has no such hotel.',
       args: { hotelId: t.arg.int({ required: true, description: 'The service’s hotel identifier.' }) },
-      resolve: (e, args, ctx, info) => getHotel(ctx, e.eventId, args.hotelId, wantsPartnerview(info)),
+      resolve: (e, args, ctx, info) => hotelOf(ctx, info, e.eventId, args.hotelId),
     }),
     pickup: t.field({
       type: [RoomPickup],
@@ -112,7 +112,7 @@ const GroupCode = builder.objectRef<GroupCodeModel>('GroupCode').implement({
       type: HotelRef,
       nullable: true,
       description: 'The hotel of the sub-block.',
-      resolve: (g, _args, ctx, info) => (g.hotelId == null ? null : getHotel(ctx, g.eventId, g.hotelId, wantsPartnerview(info))),
+      resolve: (g, _args, ctx, info) => hotelOf(ctx, info, g.eventId, g.hotelId),
     }),
     subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.' }),
     startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', resolve: (g) => g.startDate ?? null }),
@@ -129,7 +129,7 @@ const RoomPickup = builder.objectRef<PickupModel>('RoomPickup').implement({
       type: HotelRef,
       nullable: true,
       description: 'The hotel.',
-      resolve: (p, _args, ctx, info) => (p.hotelId == null ? null : getHotel(ctx, p.eventId, p.hotelId, wantsPartnerview(info))),
+      resolve: (p, _args, ctx, info) => hotelOf(ctx, info, p.eventId, p.hotelId),
     }),
     roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
     roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
@@ -167,7 +167,7 @@ const ShoppingViewHotel = builder.objectRef<ShoppingViewHotelModel>('ShoppingVie
       type: HotelRef,
       nullable: true,
       description: 'The hotel of the event.',
-      resolve: (h, _args, ctx, info) => getHotel(ctx, h.eventId, h.hotelId, wantsPartnerview(info)),
+      resolve: (h, _args, ctx, info) => hotelOf(ctx, info, h.eventId, h.hotelId),
     }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.' }),
     starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),

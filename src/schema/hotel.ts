@@ -1,7 +1,18 @@
+import type { GraphQLResolveInfo } from 'graphql';
+import type { GatewayContext } from '../resolvers/context.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
 import { builder } from './builder.ts';
 import { HotelStatus, known } from './enums.ts';
 import { HotelRef, isRecord, rawDescription } from './refs.ts';
+import { wantsPartnerview } from './selection.ts';
+
+/**
+ * The hotel a record points at, from the event's hotel list: every such lookup in an operation
+ * shares the one gethotels of its event.
+ */
+export function hotelOf(ctx: GatewayContext, info: GraphQLResolveInfo, eventId: number, hotelId: number | null | undefined) {
+  return hotelId == null ? null : getHotel(ctx, eventId, hotelId, wantsPartnerview(info));
+}
 
 export const HotelFilter = builder.inputType('HotelFilter', {
   description: 'Criteria for the hotels of an event; all given ones must match.',

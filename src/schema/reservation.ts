@@ -1,12 +1,12 @@
 import { getCustomField } from '../resolvers/custom-field.ts';
 import { getEvent } from '../resolvers/event.ts';
-import { getHotel } from '../resolvers/hotel.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
-import { ALL_FLAGS, wantsPartnerview } from './selection.ts';
+import { hotelOf } from './hotel.ts';
+import { ALL_FLAGS } from './selection.ts';
 
 type Room = ReservationModel['rooms'][number];
 type Contact = NonNullable<ReservationModel['contact']>;
@@ -127,7 +127,7 @@ builder.node(ReservationRef, {
       type: HotelRef,
       nullable: true,
       description: 'The hotel.',
-      resolve: (r, _args, ctx, info) => (r.hotelId == null ? null : getHotel(ctx, r.eventId, r.hotelId, wantsPartnerview(info))),
+      resolve: (r, _args, ctx, info) => hotelOf(ctx, info, r.eventId, r.hotelId),
     }),
     confirmationNumber: t.exposeString('confirmationNumber', { nullable: true, description: 'The number the hotel assigned.' }),
     groupCode: t.exposeString('groupCode', { nullable: true, description: 'Code of the sub-block it was booked in.' }),
