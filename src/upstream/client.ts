@@ -156,8 +156,16 @@ export class UpstreamClient {
     const shouldRetry = (e: Error) =>
       e instanceof AttemptFailure && (row.idempotent || !e.maybeProcessed) && Date.now() < deadline;
     const policy = createRetry(this.options.maxRetries ?? 6, shouldRetry);
+    let last: unknown;
     try {
-      return await policy.execute(() => this.breaker.execute(() => this.attempt(licensee, name, row, wire, deadline)));
+      return await policy.execute(({ attempt }) => {
+        // A backoff that ran past the deadline ends with the failure that caused it, not RATE_LIMITED.
+        if (attempt > 0 && Date.now() >= deadline) throw last;
+        return this.breaker.execute(() => this.attempt(licensee, name, row, wire, deadline)).catch((error: unknown) => {
+          last = error;
+          throw error;
+        });
+      });
     } catch (error) {
       throw this.finalError(error, name);
     }

@@ -1,4 +1,4 @@
-import { circuitBreaker, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy } from 'cockatiel';
+import { circuitBreaker, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy, type RetryPolicy } from 'cockatiel';
 
 /** One failed attempt at an upstream call, classified for the retry and breaker policies. */
 export class AttemptFailure extends Error {
@@ -37,7 +37,7 @@ export function createBreaker(halfOpenAfterMs = 5_000): IPolicy {
  * `shouldRetry` decides per failure: an idempotent call retries every AttemptFailure, a create
  * only those the service cannot have acted on.
  */
-export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean): IPolicy {
+export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean): RetryPolicy {
   return retry(handleWhen(shouldRetry), {
     maxAttempts,
     backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 }),

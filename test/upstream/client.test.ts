@@ -101,6 +101,17 @@ describe('faults', () => {
     expect(created.name).toBe('Badge');
   });
 
+  it('a read still failing at its deadline ends UPSTREAM_UNAVAILABLE, not RATE_LIMITED', async () => {
+    const quick = clientFor(emulator, { deadlineMs: 300 });
+    await quick.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
+    emulator.state.faults.set({ rules: [{ endpoint: 'getgroupcodes', latencyMs: 0, errorRate: 1, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0 }] });
+    const t0 = Date.now();
+    expect(await code(quick.call(LICENSEE_1001, 'getgroupcodes', { eventId: 5001 }))).toBe('UPSTREAM_UNAVAILABLE');
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(count(emulator, 'getgroupcodes')).toBeGreaterThan(1);
+    await quick.close();
+  });
+
   it('retries malformed bodies of reads', async () => {
     emulator.state.faults.set({ rules: [{ endpoint: 'getevent', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 0, malformedRate: 0.5, rateLimitRate: 0 }], seed: 5 });
     const events = await Promise.all([5001, 5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })));
