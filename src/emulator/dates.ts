@@ -16,19 +16,10 @@ export function dayOf(ms: number, zone = 'UTC'): Day {
   return Math.floor(Date.UTC(dt.year, dt.month - 1, dt.day) / DAY_MS);
 }
 
-export function dayFromParts(year: number, month: number, day: number): Day {
-  return Math.floor(Date.UTC(year, month - 1, day) / DAY_MS);
-}
-
 /** 13-Mar-2027 */
 export function formatDay(day: Day): string {
   const d = new Date(day * DAY_MS);
   return `${String(d.getUTCDate()).padStart(2, '0')}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()}`;
-}
-
-/** 2027-03-13, the shopping view's input format. */
-export function isoDay(day: Day): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** 05-Jan-2027 4:02 pm, wall clock of the licensee's zone. */

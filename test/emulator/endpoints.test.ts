@@ -30,6 +30,28 @@ describe('getevent', () => {
   });
 });
 
+describe('every endpoint that takes an event', () => {
+  it.each([
+    ['getevent', 'v102'],
+    ['getgroupcodes', 'v102'],
+    ['getpickup', 'v102'],
+    ['gethotels', 'v1'],
+    ['getshoppingviewhotels', 'v102'],
+    ['getreservation', 'v101'],
+    ['getreservationpagecount', 'v102'],
+    ['geteventquestions', 'v102'],
+    ['getattendeeanswers', 'v102'],
+    ['getattendeeanswerspagecount', 'v101'],
+    ['getcustomfields', 'v102'],
+  ])('%s answers for an event of the licensee, 404 for another licensee’s, 400 for a malformed id', async (endpoint, version) => {
+    expect((await rest.call(endpoint, { eventId: 5002 }, { version })).status).toBe(200);
+    const other = await rest.call(endpoint, { eventId: 6001 }, { version });
+    expect([other.status, other.body.error.code, other.body.error.field]).toEqual([404, 'NOT_FOUND', 'eventId']);
+    const bad = await rest.call(endpoint, { eventId: '50x1' }, { version });
+    expect([bad.status, bad.body.error.code, bad.body.error.field]).toEqual([400, 'INVALID_PARAMETER', 'eventId']);
+  });
+});
+
 describe('getgroupcodes', () => {
   it('lists the group codes of the event with dd-Mon-yyyy dates', async () => {
     const res = await rest.call('getgroupcodes', { eventId: 5001 });

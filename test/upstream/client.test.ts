@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
