@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -9,33 +10,8 @@ import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
 import type { Licensee } from './upstream/licensee.ts';
 
-export const EXAMPLE_QUERY = `# An event page over the demo data: the event, its hotels and a page of reservations.
-query EventPage {
-  event(eventId: 5001) {
-    name
-    city
-    startDate
-    hotels {
-      hotelId
-      name
-      starRating
-    }
-    reservations(first: 5) {
-      totalCount
-      edges {
-        node {
-          reservationNumber
-          status
-          arrivalDate
-          hotel {
-            name
-          }
-        }
-      }
-    }
-  }
-}
-`;
+/** The query GraphiQL opens on; also a typed test operation (codegen reads the same file). */
+export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', import.meta.url), 'utf8');
 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
