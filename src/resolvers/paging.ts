@@ -35,14 +35,14 @@ export interface WindowArgs {
 }
 
 export interface Connection<T> {
-  edges: { cursor: string; node: T }[];
-  pageInfo: {
+  edges: PromiseLike<{ cursor: string; node: T }[]>;
+  pageInfo: PromiseLike<{
     hasNextPage: boolean | PromiseLike<boolean>;
     hasPreviousPage: boolean;
     startCursor: string | null;
     endCursor: string | null;
-  };
-  /** Computed only when a client reads it: page count plus the last page. */
+  }>;
+  /** Computed only when a client reads it: page count plus the last page, unless the window saw the end. */
   totalCount: PromiseLike<number>;
 }
 
@@ -92,59 +92,83 @@ export async function totalOf<T>(source: PagedSource<T>): Promise<number> {
 
 /**
  * Resolves a Relay window: `first`/`after` fetch only the pages the window touches, concurrently;
- * `last` without `before` and `totalCount` use the page count and the last page.
+ * `last` without `before` and `totalCount` use the page count and the last page. Nothing is fetched
+ * for a part of the connection the query does not read: `edges` and `pageInfo` fetch the window,
+ * `totalCount` the count; and when the window reaches the end of the list, the count is known
+ * without asking.
  */
-export async function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Promise<Connection<T>> {
+export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T> {
   checkSize(args.first, 'first');
   checkSize(args.last, 'last');
   const first = args.first ?? (args.last === null || args.last === undefined ? DEFAULT_WINDOW : undefined);
   const last = args.last ?? undefined;
   const lo = args.after ? decodeCursor(args.after, source.key, 'after') + 1 : 0;
   const before = args.before ? decodeCursor(args.before, source.key, 'before') : undefined;
-  const total = lazy(() => totalOf(source));
 
-  let start = lo;
-  let end = before ?? Infinity;
-  if (first !== undefined) end = Math.min(end, start + first);
-  if (last !== undefined) {
-    if (end === Infinity) end = await total;
-    start = Math.max(start, end - last);
-  }
+  // A page shorter than 1000 ends the list: once the window has read one, the total is known free.
+  let knownTotal: number | undefined;
+  let windowStarted = false;
+  const window = lazy(() => {
+    windowStarted = true;
+    return fetchWindow();
+  });
+  const total = lazy(async () => {
+    // Sibling fields are resolved in the same turn of the event loop: let `edges` start first, so
+    // that a window reaching the end of the list answers the count too.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (windowStarted && last === undefined) await window;
+    return knownTotal ?? totalOf(source);
+  });
 
-  const records: T[] = [];
-  let lastPage: { number: number; size: number } | undefined;
-  if (end > start) {
-    const firstPage = Math.floor(start / UPSTREAM_PAGE) + 1;
-    const lastPageNumber = Math.floor((end - 1) / UPSTREAM_PAGE) + 1;
-    const numbers = Array.from({ length: lastPageNumber - firstPage + 1 }, (_, i) => firstPage + i);
-    const pages = await Promise.all(numbers.map((n) => source.page(n)));
-    for (let i = 0; i < pages.length; i++) {
-      const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
-      const page = pages[i]!;
-      // Only the records inside the window are decoded.
-      records.push(...page.slice(start - pageStart, end - pageStart));
-      lastPage = { number: numbers[i]!, size: page.length };
-      if (page.length < UPSTREAM_PAGE) break; // the list ends here
+  async function fetchWindow() {
+    let start = lo;
+    let end = before ?? Infinity;
+    if (first !== undefined) end = Math.min(end, start + first);
+    if (last !== undefined) {
+      if (end === Infinity) end = await total;
+      start = Math.max(start, end - last);
     }
-  }
 
-  const edges = records.map((node, i) => ({ cursor: encodeCursor(start + i, source.key), node }));
-  const windowFull = records.length === end - start;
-  let hasNextPage: boolean | PromiseLike<boolean>;
-  if (before !== undefined) hasNextPage = true; // the record of `before` follows
-  else if (last !== undefined && first === undefined) hasNextPage = false; // the window ends at the end
-  else if (!windowFull) hasNextPage = false;
-  else if (lastPage && end < lastPage.number * UPSTREAM_PAGE) hasNextPage = lastPage.size > end - (lastPage.number - 1) * UPSTREAM_PAGE;
-  else hasNextPage = lazy(async () => (await source.pageCount()) * UPSTREAM_PAGE > end);
+    const records: T[] = [];
+    let lastPage: { number: number; size: number } | undefined;
+    if (end > start) {
+      const firstPage = Math.floor(start / UPSTREAM_PAGE) + 1;
+      const lastPageNumber = Math.floor((end - 1) / UPSTREAM_PAGE) + 1;
+      const numbers = Array.from({ length: lastPageNumber - firstPage + 1 }, (_, i) => firstPage + i);
+      const pages = await Promise.all(numbers.map((n) => source.page(n)));
+      for (let i = 0; i < pages.length; i++) {
+        const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
+        const page = pages[i]!;
+        // Only the records inside the window are decoded.
+        records.push(...page.slice(start - pageStart, end - pageStart));
+        lastPage = { number: numbers[i]!, size: page.length };
+        if (page.length < UPSTREAM_PAGE) {
+          knownTotal = pageStart + page.length;
+          break; // the list ends here
+        }
+      }
+    }
 
-  return {
-    edges,
-    pageInfo: {
+    const edges = records.map((node, i) => ({ cursor: encodeCursor(start + i, source.key), node }));
+    const windowFull = records.length === end - start;
+    let hasNextPage: boolean | PromiseLike<boolean>;
+    if (before !== undefined) hasNextPage = true; // the record of `before` follows
+    else if (last !== undefined && first === undefined) hasNextPage = false; // the window ends at the end
+    else if (!windowFull) hasNextPage = false;
+    else if (lastPage && end < lastPage.number * UPSTREAM_PAGE) hasNextPage = lastPage.size > end - (lastPage.number - 1) * UPSTREAM_PAGE;
+    else hasNextPage = lazy(async () => (await source.pageCount()) * UPSTREAM_PAGE > end);
+    const pageInfo = {
       hasNextPage,
       hasPreviousPage: start > 0,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges[edges.length - 1]?.cursor ?? null,
-    },
+    };
+    return { edges, pageInfo };
+  }
+
+  return {
+    edges: lazy(async () => (await window).edges),
+    pageInfo: lazy(async () => (await window).pageInfo),
     totalCount: total,
   };
 }

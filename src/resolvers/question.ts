@@ -21,7 +21,7 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
   };
 }
 
-export function listAnswers(ctx: GatewayContext, eventId: number, window: WindowArgs): Promise<Connection<AnswerModel>> {
+export function listAnswers(ctx: GatewayContext, eventId: number, window: WindowArgs): Connection<AnswerModel> {
   return resolveWindow(answerSource(ctx, eventId), window);
 }
 

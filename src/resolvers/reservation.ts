@@ -79,7 +79,7 @@ export function reservationSource(ctx: GatewayContext, eventId: number, filter: 
   };
 }
 
-export function listReservations(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags, window: WindowArgs): Promise<Connection<ReservationModel>> {
+export function listReservations(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags, window: WindowArgs): Connection<ReservationModel> {
   return resolveWindow(reservationSource(ctx, eventId, filter, flags), window);
 }
 
@@ -99,7 +99,7 @@ export function listAttendeeReservations(
   eventId: number,
   flags: ReservationFlags,
   window: WindowArgs,
-): Promise<Connection<ReservationModel>> {
+): Connection<ReservationModel> {
   const upstream = reservationSource(ctx, eventId, { attendeeId: attendee.attendeeId }, flags);
   const source = memorySource(sourceKey(['attendee-reservations', eventId, attendee]), async () => {
     const all: ReservationModel[] = [];

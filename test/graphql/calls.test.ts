@@ -7,6 +7,7 @@ import {
   ReservationCountDocument,
   ReservationNumbersDocument,
   ReservationsWithHotelsDocument,
+  ReservationWindowDocument,
 } from '../operations/generated.ts';
 
 let t: TestGateway;
@@ -56,7 +57,23 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     expect(res.data!.event!.reservations.totalCount).toBe(t.emulator.state.store.reservationsByEvent.get(5001)!.length);
     const upstream = t.calls().filter((c) => c.endpoint !== 'getevent');
     expect(upstream.length).toBeLessThanOrEqual(3);
-    expect(upstream.map((c) => c.endpoint).sort()).toEqual(['getreservation', 'getreservation', 'getreservationpagecount']);
+    // Only the count is read: the page count and the last page; no window is fetched.
+    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual(['getreservation 26', 'getreservationpagecount ']);
+  });
+
+  it('reservations(first: 10) with totalCount and edges: page count, last page, first page', async () => {
+    const res = await t.exec(ReservationWindowDocument, { eventId: 5001, first: 10 });
+    expect(res.data!.event!.reservations.edges).toHaveLength(10);
+    const upstream = t.calls().filter((c) => c.endpoint !== 'getevent');
+    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual(['getreservation 1', 'getreservation 26', 'getreservationpagecount ']);
+  });
+
+  it('a filtered list that fits one page: totalCount costs no call beyond that page', async () => {
+    const res = await t.exec(ReservationWindowDocument, { eventId: 5001, first: 10, filter: { reservationStatus: 'DECLINED', hotelId: 203 } });
+    const expected = t.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'declined' && r.hotelId === 203).length;
+    expect(expected).toBeLessThan(1000);
+    expect(res.data!.event!.reservations.totalCount).toBe(expected);
+    expect(t.calls().map((c) => c.endpoint).sort()).toEqual(['getevent', 'getreservation']);
   });
 
   it('reservations selecting only reservationNumber and status: no detail flag is sent', async () => {
