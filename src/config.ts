@@ -26,6 +26,7 @@ const envSchema = z
     UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
     UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
     UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
+    QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
     REDIS_URL: notYet(),
     GATEWAY_AUTH: z
       .enum(['none', 'api-key', 'jwt'])
@@ -46,6 +47,8 @@ export interface Config {
   upstreamBaseUrl?: string;
   licensee: { id: string; key: string; timeZone: string };
   upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
+  /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
+  maxUpstreamCallsPerOperation: number;
   logLevel: string;
 }
 
@@ -85,6 +88,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,
     },
+    maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -5,6 +5,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
+import { estimateUpstreamCalls } from './schema/cost.ts';
 import { schema } from './schema/index.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
@@ -41,7 +42,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
     logging: logger ? { debug: (...a) => logger.debug(a), info: (...a) => logger.info(a), warn: (...a) => logger.warn(a), error: (...a) => logger.error(a) } : false,
-    plugins: [useReadiness(upstream, licensee)],
+    plugins: [useReadiness(upstream, licensee), useUpstreamCostLimit(config.maxUpstreamCallsPerOperation)],
   });
   return { yoga, upstream, close: () => upstream.close() };
 }
@@ -53,6 +54,28 @@ function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
       if (url.pathname !== '/ready') return;
       const ready = await upstream.ready(licensee);
       endResponse(new fetchAPI.Response(JSON.stringify({ ready }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
+    },
+  };
+}
+
+/**
+ * Refuses, before anything runs, an operation whose estimated upstream calls exceed the limit
+ * (QUERY_TOO_COSTLY with extensions.estimatedCalls): one query must not spend the licensee's
+ * whole budget.
+ */
+export function useUpstreamCostLimit(maxCalls: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
+      if (estimatedCalls <= maxCalls) return;
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError(
+            `This operation could make about ${estimatedCalls} calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
+            { extensions: { code: 'QUERY_TOO_COSTLY', estimatedCalls, maxCalls } },
+          ),
+        ],
+      });
     },
   };
 }
