@@ -47,7 +47,7 @@ function fields(set: SelectionSetNode | undefined, w: Walk): FieldNode[] {
 }
 
 /** Records a connection window can hold, and the upstream pages it can touch. */
-function window(field: FieldNode, w: Walk): { records: number; pages: number; counted: boolean } {
+function window(field: FieldNode, w: Walk): { records: number; pages: number } {
   const first = arg(field, 'first', w);
   const last = arg(field, 'last', w);
   const size = typeof first === 'number' ? first : typeof last === 'number' ? last : DEFAULT_WINDOW;
@@ -57,7 +57,7 @@ function window(field: FieldNode, w: Walk): { records: number; pages: number; co
   const pages = selected.has('edges') || selected.has('pageInfo') ? Math.ceil(records / UPSTREAM_PAGE) + 1 : 0;
   // totalCount, and last without before, cost the page count and the last page.
   const counted = selected.has('totalCount') || typeof last === 'number';
-  return { records, pages: pages + (counted ? 2 : 0), counted };
+  return { records, pages: pages + (counted ? 2 : 0) };
 }
 
 /** Lookups served by one shared call however many records ask (the loaders dedupe them). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   EventHotelsDocument,
   EventTwiceMoreDocument,
@@ -15,12 +15,7 @@ beforeAll(async () => {
   t = await startGateway();
 });
 afterAll(() => t.close());
-beforeEach(async () => {
-  // A warm token, and an empty upstream cache so every count starts from nothing.
-  await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
-  await t.gateway.upstream.clearCache();
-  t.clearLog();
-});
+beforeEach(() => readyToCount(t));
 
 describe('upstream calls per operation (from the emulator’s request log)', () => {
   it('the same event asked three times under aliases: 1 getevent', async () => {

@@ -2,7 +2,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/schema/cost.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   EventHotelsDocument,
   EventPageDocument,
@@ -17,11 +17,7 @@ beforeAll(async () => {
   t = await startGateway();
 });
 afterAll(() => t.close());
-beforeEach(async () => {
-  await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
-  await t.gateway.upstream.clearCache();
-  t.clearLog();
-});
+beforeEach(() => readyToCount(t));
 
 const everythingVars = () => ({
   eventId: 5001,

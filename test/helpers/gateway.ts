@@ -50,3 +50,10 @@ export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimi
   };
   return t;
 }
+
+/** A warm token, an empty upstream cache and an empty log: where call-counting tests start from. */
+export async function readyToCount(t: TestGateway): Promise<void> {
+  await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+  await t.gateway.upstream.clearCache();
+  t.clearLog();
+}
