@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { toCountryCode } from '../upstream/formats.ts';
 import type { GatewayContext } from './context.ts';
 import type { AttendeeModel } from './models.ts';
-import { validate } from './validate.ts';
+import { converts, validate } from './validate.ts';
 
 export interface UpsertAttendeeInput {
   attendeeId: string;
@@ -43,18 +43,7 @@ const upsertSchema = z.object({
   city: text,
   state: text,
   zip: text,
-  country: z
-    .string()
-    .nullish()
-    .refine((c) => {
-      if (c == null) return true;
-      try {
-        toCountryCode(c);
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be a country name, ISO 3166 alpha-2 or alpha-3 code'),
+  country: z.string().refine(converts(toCountryCode), 'must be a country name, ISO 3166 alpha-2 or alpha-3 code').nullish(),
   phone: text,
 });
 

@@ -1,16 +1,9 @@
 import { z } from 'zod';
 import { parseIsoDate } from '../upstream/formats.ts';
 import type { GatewayContext } from './context.ts';
-import { validate } from './validate.ts';
+import { converts, validate } from './validate.ts';
 
-const realDate = z.string().refine((d) => {
-  try {
-    parseIsoDate(d);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be a real date like 2027-03-13');
+const realDate = z.string().refine(converts(parseIsoDate), 'must be a real date like 2027-03-13');
 
 const actualizedSchema = z.object({
   eventId: z.number().int().min(1),

@@ -9,3 +9,15 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, root: s
   const path = [root, ...issue.path.map(String)].join('.');
   throw new BadInputError(`${path}: ${issue.message}`, path);
 }
+
+/** A check from a converter that throws on what it cannot read (the upstream formats). */
+export function converts(convert: (text: string) => unknown): (text: string) => boolean {
+  return (text) => {
+    try {
+      convert(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}

@@ -167,17 +167,17 @@ export class UpstreamClient {
         });
       });
     } catch (error) {
-      throw this.finalError(error, name);
+      throw this.finalError(error, name, row);
     }
   }
 
-  private finalError(error: unknown, name: string): Error {
+  private finalError(error: unknown, name: string, row: Row): Error {
     if (error instanceof UpstreamError) return error;
     if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
     if (error instanceof AttemptFailure) {
       if (error.kind === 'throttled') return new RateLimitedError(Math.max(1, Math.ceil(this.options.rateWindowMs / 1000)));
       if (error.kind === 'malformed') return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);
-      const doubt = error.maybeProcessed && !(ENDPOINTS[name as EndpointName] as unknown as Row).idempotent ? ' (it may or may not have been applied)' : '';
+      const doubt = error.maybeProcessed && !row.idempotent ? ' (it may or may not have been applied)' : '';
       return new UpstreamUnavailableError(`the reservation service could not be reached for ${name}: ${error.message}${doubt}`, error.status);
     }
     return new UpstreamResponseError(`unexpected failure calling ${name}`);
