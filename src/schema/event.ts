@@ -4,6 +4,7 @@ import type { GroupCodeModel, PickupModel, ShoppingViewHotelModel } from '../res
 import { listReservations, getReservation } from '../resolvers/reservation.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
+import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
 import { isRecord } from './refs.ts';
 import { ShoppingViewScope } from './enums.ts';
@@ -14,8 +15,8 @@ import { reservationFlags, wantsPartnerview } from './selection.ts';
 
 builder.node(EventRef, {
   description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
-  id: { resolve: (e) => e.eventId, parse: (id) => Number(id) },
-  loadOne: (id, ctx) => (Number.isSafeInteger(id) ? getEvent(ctx, id) : null),
+  id: { resolve: (e) => e.eventId, parse: (id) => idNumbers(id, 1)?.[0] ?? null },
+  loadOne: (eventId, ctx) => (eventId === null ? null : getEvent(ctx, eventId)),
   // Node's possible types told apart by shape: loaded records are shared cache objects, not branded.
   isTypeOf: (v) => isRecord(v) && 'eventId' in v && !('hotelId' in v) && !('reservationNumber' in v),
   fields: (t) => ({
