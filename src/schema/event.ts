@@ -68,7 +68,7 @@ builder.node(EventRef, {
       {
         type: ReservationRef,
         description:
-          'Reservations of the event in reservation-number order. Cursors are offsets over the filtered list: a reservation added before a cursor shifts it by one.',
+          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one.',
         args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
         resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args) as never,
       },
