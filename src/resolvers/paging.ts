@@ -3,7 +3,8 @@ import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
 import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
 import { seekPosition } from './seek.ts';
 
-export { memorySource, sourceKey, UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
+// The cost estimate (schema/cost.ts) reads the page size from here.
+export { UPSTREAM_PAGE } from './paged-source.ts';
 
 /**
  * Relay connections over the service's pages of 1000. A cursor (cursor.ts) is an offset into the
