@@ -54,3 +54,15 @@ export function recordsOf<T>(page: Page<T>): T[] {
   }
   return records;
 }
+
+const mappedPages = new WeakMap<object, unknown>();
+
+/**
+ * A page passed through `map` once per upstream answer: the request's loaders hand every window the
+ * same answer object, so they share one mapped page too (each record decoded once, and a record
+ * that does not decode reported once). A page object is only ever mapped by one source.
+ */
+export function mapPageOnce<P extends object, R>(page: P, map: (page: P) => R): R {
+  if (!mappedPages.has(page)) mappedPages.set(page, map(page));
+  return mappedPages.get(page) as R;
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
-import { sourceKey, type PagedSource } from './paged-source.ts';
+import { mapPageOnce, sourceKey, type PagedSource } from './paged-source.ts';
 import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
 import { validate } from './validate.ts';
 
@@ -18,7 +18,8 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
   return {
     key: sourceKey(['answers', eventId]),
     pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
-    page: async (page) => (await ctx.loaders.call('getattendeeanswers', { eventId, page })).map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel),
+    page: async (page) =>
+      mapPageOnce(await ctx.loaders.call('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),
     orderOf: byReservationThenQuestion,
     onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getattendeeanswers', eventId, positions }, 'answers without a readable question id skipped'),
   };

@@ -4,7 +4,7 @@ import type { GatewayContext } from './context.ts';
 import { orNull } from './loaders.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
-import { memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
+import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
 import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
 import { validate } from './validate.ts';
 
@@ -76,7 +76,7 @@ export function reservationSource(ctx: GatewayContext, eventId: number, filter: 
   return {
     key: sourceKey(['reservations', wire]),
     pageCount: () => ctx.loaders.call('getreservationpagecount', wire),
-    page: async (page) => withEvent(eventId, await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page })),
+    page: async (page) => mapPageOnce(await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
     orderOf: byReservationNumber,
     onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getreservation', eventId, positions }, 'reservations without a readable number skipped'),
   };
