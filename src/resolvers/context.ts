@@ -11,8 +11,14 @@ export interface GatewayContext {
   licensee: Licensee;
   upstream: UpstreamClient;
   loaders: Loaders;
+  /** Where resolvers report what they skip (records that do not decode); a pino logger fits. */
+  log?: ResolverLog;
 }
 
-export function createContext(licensee: Licensee, upstream: UpstreamClient): GatewayContext {
-  return { licensee, upstream, loaders: createLoaders(licensee, upstream) };
+export interface ResolverLog {
+  warn(details: object, message: string): void;
+}
+
+export function createContext(licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog): GatewayContext {
+  return { licensee, upstream, loaders: createLoaders(licensee, upstream), ...(log ? { log } : {}) };
 }

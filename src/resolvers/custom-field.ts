@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import type { CustomFieldModel } from './models.ts';
 import { validate } from './validate.ts';
@@ -56,6 +57,7 @@ const setSchema = z
 
 export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomFieldValueInput) {
   const v = validate(setSchema, input, 'input');
+  if (v.reservationNumber != null && v.eventId != null) await checkFieldOfEvent(ctx, v.customFieldId, v.eventId);
   await ctx.loaders.send('postcustomfieldvalue', {
     customFieldId: v.customFieldId,
     value: v.value,
@@ -64,4 +66,16 @@ export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomF
       : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
   });
   return v;
+}
+
+/**
+ * A field restricted to one event takes no values on another event's reservations: the service
+ * refuses that only after the write was sent, so the (cached) field list answers first. A field
+ * not in the list is left for the service to judge (it may be newer than the cache).
+ */
+async function checkFieldOfEvent(ctx: GatewayContext, customFieldId: number, eventId: number): Promise<void> {
+  const field = await getCustomField(ctx, customFieldId);
+  if (field?.eventId != null && field.eventId !== eventId) {
+    throw new BadInputError(`input.customFieldId: custom field ${customFieldId} is restricted to event ${field.eventId}, not event ${eventId}`, 'input.customFieldId');
+  }
 }

@@ -1,5 +1,6 @@
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
+import { checkIdList } from './ids.ts';
 import { orNull } from './loaders.ts';
 import type { EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
 
@@ -10,6 +11,8 @@ export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventMod
 /** In the order asked, null for unknown ids. */
 export function listEvents(ctx: GatewayContext, eventIds: number[]): Promise<(EventModel | null)[]> {
   if (eventIds.length > 100) throw new BadInputError(`eventIds: at most 100 events at once, got ${eventIds.length}`, 'eventIds');
+  // Every id is checked before the first call: one impossible id must not cost the others' calls.
+  checkIdList(eventIds, 'eventIds');
   return Promise.all(eventIds.map((id) => getEvent(ctx, id)));
 }
 

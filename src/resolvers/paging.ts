@@ -1,31 +1,20 @@
-import { createHash } from 'node:crypto';
-import { stableKey } from '../upstream/cache.ts';
 import { BadInputError } from '../upstream/errors.ts';
+import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
+import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
+import { seekPosition } from './seek.ts';
+
+// The cost estimate (schema/cost.ts) reads the page size from here.
+export { UPSTREAM_PAGE } from './paged-source.ts';
 
 /**
- * Relay connections over the service's pages of 1000. A cursor is an offset into the filtered
- * list plus a hash of the filter, so a cursor from another filter is refused. Offsets are stable
- * while nothing is added before them: a reservation added upstream shifts later cursors by one.
+ * Relay connections over the service's pages of 1000. A cursor (cursor.ts) is an offset into the
+ * filtered list, a hash of the filter, and the sort key of its record: where the service orders the
+ * list, a walk resumed after records were added or removed before the cursor finds its place by
+ * that key (seek.ts) instead of trusting the offset.
  */
 
-export const UPSTREAM_PAGE = 1000;
 export const DEFAULT_WINDOW = 100;
 export const MAX_WINDOW = 5000;
-
-/** A page as the upstream layer answers it: an array, or a LazyList that decodes what is read. */
-export interface Page<T> {
-  readonly length: number;
-  slice(start?: number, end?: number): T[];
-}
-
-/** One paginated upstream list, as the request's loaders serve it. */
-export interface PagedSource<T> {
-  /** Hash of what the list is (endpoint, event, filter), carried in cursors. */
-  key: string;
-  pageCount(): Promise<number>;
-  /** Page n (1-based) of at most 1000 records; empty past the last page. */
-  page(n: number): Promise<Page<T>>;
-}
 
 export interface WindowArgs {
   first?: number | null;
@@ -44,28 +33,6 @@ export interface Connection<T> {
   }>;
   /** Computed only when a client reads it: page count plus the last page, unless the window saw the end. */
   totalCount: PromiseLike<number>;
-}
-
-export function sourceKey(parts: unknown): string {
-  return createHash('sha256').update(stableKey(parts)).digest('base64url').slice(0, 12);
-}
-
-export function encodeCursor(offset: number, key: string): string {
-  return Buffer.from(JSON.stringify({ o: offset, k: key })).toString('base64url');
-}
-
-export function decodeCursor(cursor: string, key: string, arg: string): number {
-  let parsed: { o?: unknown; k?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadInputError(`${arg}: not a cursor of this connection`, arg);
-  }
-  if (typeof parsed?.o !== 'number' || !Number.isInteger(parsed.o) || parsed.o < 0) {
-    throw new BadInputError(`${arg}: not a cursor of this connection`, arg);
-  }
-  if (parsed.k !== key) throw new BadInputError(`${arg}: the cursor belongs to another list or filter`, arg);
-  return parsed.o;
 }
 
 /** A promise that starts its work only when someone awaits it (so unselected fields cost nothing). */
@@ -102,7 +69,8 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   checkSize(args.last, 'last');
   const first = args.first ?? (args.last === null || args.last === undefined ? DEFAULT_WINDOW : undefined);
   const last = args.last ?? undefined;
-  const lo = args.after ? decodeCursor(args.after, source.key, 'after') + 1 : 0;
+  // Cursors are read before anything is fetched, so a bad one costs no call.
+  const after = args.after ? decodeCursor(args.after, source.key, 'after') : undefined;
   const before = args.before ? decodeCursor(args.before, source.key, 'before') : undefined;
 
   // A page shorter than 1000 ends the list: once the window has read one, the total is known free.
@@ -120,16 +88,26 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
     return knownTotal ?? totalOf(source);
   });
 
+  /** Where the list resumes for a cursor: by its record's key when the list is ordered, else by offset. */
+  function positionOf(cursor: Cursor, side: 'after' | 'before'): number | Promise<number> {
+    if (!cursor.order || !source.orderOf) return side === 'after' ? cursor.offset + 1 : cursor.offset;
+    return seekPosition(source, source.orderOf, { offset: cursor.offset, order: cursor.order }, side === 'before');
+  }
+
   async function fetchWindow() {
+    const [lo, hi] = await Promise.all([after ? positionOf(after, 'after') : 0, before ? positionOf(before, 'before') : undefined]);
     let start = lo;
-    let end = before ?? Infinity;
+    let end = hi ?? Infinity;
     if (first !== undefined) end = Math.min(end, start + first);
     if (last !== undefined) {
       if (end === Infinity) end = await total;
       start = Math.max(start, end - last);
     }
 
-    const records: T[] = [];
+    // Positions are the service's: a record that does not decode is left out of the edges, but it
+    // keeps its place, so no cursor moves and the window's fullness counts it.
+    const edges: { cursor: string; node: T }[] = [];
+    let positionsRead = 0;
     let lastPage: { number: number; size: number } | undefined;
     if (end > start) {
       const firstPage = Math.floor(start / UPSTREAM_PAGE) + 1;
@@ -140,7 +118,16 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
         const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
         const page = pages[i]!;
         // Only the records inside the window are decoded.
-        records.push(...page.slice(start - pageStart, end - pageStart));
+        const from = Math.max(start, pageStart);
+        const to = Math.min(end, pageStart + page.length);
+        const undecodable: number[] = [];
+        for (let position = from; position < to; position++) {
+          const node = page.at(position - pageStart);
+          if (node == null) undecodable.push(position);
+          else edges.push({ cursor: encodeCursor(source.key, position, source.orderOf?.(node)), node });
+        }
+        positionsRead += Math.max(0, to - from);
+        reportUndecodable(source, page, undecodable);
         lastPage = { number: numbers[i]!, size: page.length };
         if (page.length < UPSTREAM_PAGE) {
           knownTotal = pageStart + page.length;
@@ -149,8 +136,7 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
       }
     }
 
-    const edges = records.map((node, i) => ({ cursor: encodeCursor(start + i, source.key), node }));
-    const windowFull = records.length === end - start;
+    const windowFull = positionsRead === end - start;
     let hasNextPage: boolean | PromiseLike<boolean>;
     if (before !== undefined) hasNextPage = true; // the record of `before` follows
     else if (last !== undefined && first === undefined) hasNextPage = false; // the window ends at the end
@@ -173,13 +159,14 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   };
 }
 
-/** A source over a list already in memory (an attendee's few reservations). */
-export function memorySource<T>(key: string, load: () => Promise<T[]>): PagedSource<T> {
-  let all: Promise<T[]> | undefined;
-  const list = () => (all ??= load());
-  return {
-    key,
-    pageCount: async () => Math.ceil((await list()).length / UPSTREAM_PAGE),
-    page: async (n) => (await list()).slice((n - 1) * UPSTREAM_PAGE, n * UPSTREAM_PAGE),
-  };
+/** Positions already reported per page object, so each undecodable record is reported once. */
+const reported = new WeakMap<object, Set<number>>();
+
+function reportUndecodable<T>(source: PagedSource<T>, page: Page<T>, positions: number[]): void {
+  if (positions.length === 0 || !source.onUndecodable) return;
+  let seen = reported.get(page);
+  if (!seen) reported.set(page, (seen = new Set()));
+  const fresh = positions.filter((position) => !seen.has(position));
+  for (const position of fresh) seen.add(position);
+  if (fresh.length > 0) source.onUndecodable(fresh);
 }

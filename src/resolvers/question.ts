@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
-import { resolveWindow, sourceKey, type Connection, type PagedSource, type WindowArgs } from './paging.ts';
+import { mapPageOnce, sourceKey, type PagedSource } from './paged-source.ts';
+import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
 import { validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */
@@ -17,8 +18,16 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
   return {
     key: sourceKey(['answers', eventId]),
     pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
-    page: async (page) => (await ctx.loaders.call('getattendeeanswers', { eventId, page })).map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel),
+    page: async (page) =>
+      mapPageOnce(await ctx.loaders.call('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),
+    orderOf: byReservationThenQuestion,
+    onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getattendeeanswers', eventId, positions }, 'answers without a readable question id skipped'),
   };
+}
+
+/** The service lists answers by reservation number, then question (upstream contract, getattendeeanswers). */
+function byReservationThenQuestion(a: AnswerModel): readonly number[] | null {
+  return a.reservationNumber == null ? null : [a.reservationNumber, a.questionId];
 }
 
 export function listAnswers(ctx: GatewayContext, eventId: number, window: WindowArgs): Connection<AnswerModel> {

@@ -4,7 +4,8 @@ import type { GatewayContext } from './context.ts';
 import { orNull } from './loaders.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
-import { memorySource, resolveWindow, sourceKey, UPSTREAM_PAGE, type Connection, type PagedSource, type WindowArgs } from './paging.ts';
+import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
+import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
 import { validate } from './validate.ts';
 
 export interface ReservationFilter {
@@ -75,8 +76,15 @@ export function reservationSource(ctx: GatewayContext, eventId: number, filter: 
   return {
     key: sourceKey(['reservations', wire]),
     pageCount: () => ctx.loaders.call('getreservationpagecount', wire),
-    page: async (page) => withEvent(eventId, await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page })),
+    page: async (page) => mapPageOnce(await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
+    orderOf: byReservationNumber,
+    onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getreservation', eventId, positions }, 'reservations without a readable number skipped'),
   };
+}
+
+/** The service lists reservations by reservation number, ascending (upstream contract, getreservation). */
+function byReservationNumber(r: ReservationModel): readonly number[] {
+  return [r.reservationNumber];
 }
 
 export function listReservations(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags, window: WindowArgs): Connection<ReservationModel> {
@@ -85,7 +93,7 @@ export function listReservations(ctx: GatewayContext, eventId: number, filter: R
 
 export async function getReservation(ctx: GatewayContext, eventId: number, reservationNumber: number, flags: ReservationFlags): Promise<ReservationModel | null> {
   const page = await orNull(reservationSource(ctx, eventId, { reservationNumber }, flags).page(1));
-  return page?.slice().find((r) => r.reservationNumber === reservationNumber) ?? null;
+  return page ? (recordsOf(page).find((r) => r.reservationNumber === reservationNumber) ?? null) : null;
 }
 
 /**
@@ -105,9 +113,9 @@ export function listAttendeeReservations(
     const all: ReservationModel[] = [];
     for (let page = 1; ; page++) {
       const records = await upstream.page(page);
-      all.push(...records.slice().filter((r) => r.registrationEventId === attendee.registrationEventId));
+      all.push(...recordsOf(records).filter((r) => r.registrationEventId === attendee.registrationEventId));
       if (records.length < UPSTREAM_PAGE) return all;
     }
-  });
+  }, byReservationNumber);
   return resolveWindow(source, window);
 }

@@ -1,21 +1,34 @@
 import { getEvent, listEvents, listGroupCodes, listPickup, listShoppingViewHotels, groupCodeLink, editReservationLink } from '../resolvers/event.ts';
 import { listHotels } from '../resolvers/hotel.ts';
-import type { GroupCodeModel, PickupModel, ShoppingViewHotelModel } from '../resolvers/models.ts';
 import { listReservations, getReservation } from '../resolvers/reservation.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
+import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
-import { isRecord } from './refs.ts';
 import { ShoppingViewScope } from './enums.ts';
 import { HotelFilter, hotelOf } from './hotel.ts';
-import { NightlyRate, ReservationFilter } from './reservation.ts';
-import { AttendeeAnswerConnection, AttendeeAnswerRef, CustomFieldRef, EventQuestionRef, EventRef, HotelRef, opaqueId, rawDescription, ReservationConnection, ReservationRef } from './refs.ts';
+import { ReservationFilter } from './reservation.ts';
+import {
+  AttendeeAnswerConnection,
+  AttendeeAnswerRef,
+  CustomFieldRef,
+  EventQuestionRef,
+  EventRef,
+  GroupCodeRef,
+  HotelRef,
+  isRecord,
+  rawDescription,
+  ReservationConnection,
+  ReservationRef,
+  RoomPickupRef,
+  ShoppingViewHotelRef,
+} from './refs.ts';
 import { reservationFlags, wantsPartnerview } from './selection.ts';
 
 builder.node(EventRef, {
   description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
-  id: { resolve: (e) => e.eventId, parse: (id) => Number(id) },
-  loadOne: (id, ctx) => (Number.isSafeInteger(id) ? getEvent(ctx, id) : null),
+  id: { resolve: (e) => e.eventId, parse: (id) => idNumbers(id, 1)?.[0] ?? null },
+  loadOne: (eventId, ctx) => (eventId === null ? null : getEvent(ctx, eventId)),
   // Node's possible types told apart by shape: loaded records are shared cache objects, not branded.
   isTypeOf: (v) => isRecord(v) && 'eventId' in v && !('hotelId' in v) && !('reservationNumber' in v),
   fields: (t) => ({
@@ -29,7 +42,7 @@ builder.node(EventRef, {
     endDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event ends.', resolve: (e) => e.endDate ?? null }),
     cutOffDate: t.field({ type: 'DateTime', nullable: true, description: 'Cut-off: after it the room block is released and hotels leave the shopping view.', resolve: (e) => e.cutOffDate ?? null }),
     groupCodes: t.field({
-      type: [GroupCode],
+      type: [GroupCodeRef],
       description: 'All group codes of the event: each opens a sub-block of special inventory.',
       resolve: (e, _args, ctx) => listGroupCodes(ctx, e.eventId),
     }),
@@ -47,12 +60,12 @@ builder.node(EventRef, {
       resolve: (e, args, ctx, info) => hotelOf(ctx, info, e.eventId, args.hotelId),
     }),
     pickup: t.field({
-      type: [RoomPickup],
+      type: [RoomPickupRef],
       description: 'Room pickup of the event by hotel, room type and night.',
       resolve: (e, _args, ctx) => listPickup(ctx, e.eventId),
     }),
     shoppingViewHotels: t.field({
-      type: [ShoppingViewHotel],
+      type: [ShoppingViewHotelRef],
       description:
         'Hotels shown in the shopping view (only those with the Show Hotel Under Shopping View setting). With dates, only hotels with main-block inventory for every night, with their available rooms and rates.',
       args: {
@@ -67,7 +80,7 @@ builder.node(EventRef, {
       {
         type: ReservationRef,
         description:
-          'Reservations of the event in reservation-number order. Cursors are offsets over the filtered list: a reservation added before a cursor shifts it by one.',
+          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one.',
         args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
         resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args) as never,
       },
@@ -99,83 +112,6 @@ builder.node(EventRef, {
       resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
     }),
     raw: t.field({ type: 'JSON', description: rawDescription, resolve: (e) => e.raw }),
-  }),
-});
-
-const GroupCode = builder.objectRef<GroupCodeModel>('GroupCode').implement({
-  description: 'A group code: access to a sub-block of special inventory at one hotel.',
-  fields: (t) => ({
-    id: t.id({ description: 'Stable id: the event and the code.', resolve: (g) => opaqueId('GroupCode', g.eventId, g.groupCode) }),
-    code: t.exposeString('groupCode', { description: 'The code attendees enter.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the group.' }),
-    hotel: t.field({
-      type: HotelRef,
-      nullable: true,
-      description: 'The hotel of the sub-block.',
-      resolve: (g, _args, ctx, info) => hotelOf(ctx, info, g.eventId, g.hotelId),
-    }),
-    subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.' }),
-    startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', resolve: (g) => g.startDate ?? null }),
-    endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', resolve: (g) => g.endDate ?? null }),
-    rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.' }),
-    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (g) => g.raw }),
-  }),
-});
-
-const RoomPickup = builder.objectRef<PickupModel>('RoomPickup').implement({
-  description: 'Rooms blocked and picked up at one hotel, for one room type and night.',
-  fields: (t) => ({
-    hotel: t.field({
-      type: HotelRef,
-      nullable: true,
-      description: 'The hotel.',
-      resolve: (p, _args, ctx, info) => hotelOf(ctx, info, p.eventId, p.hotelId),
-    }),
-    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
-    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
-    date: t.field({ type: 'Date', nullable: true, description: 'The night.', resolve: (p) => p.date ?? null }),
-    blocked: t.int({ nullable: true, description: 'Rooms in the block for that night.', resolve: (p) => p.block ?? null }),
-    pickedUp: t.int({ nullable: true, description: 'Rooms reserved for that night.', resolve: (p) => p.pickup ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (p) => p.raw }),
-  }),
-});
-
-type ShoppingRoom = NonNullable<ShoppingViewHotelModel['rooms']>[number];
-
-const Money = builder.objectRef<{ amount?: number | null; currency?: string | null }>('Money').implement({
-  description: 'An amount of money.',
-  fields: (t) => ({
-    amount: t.exposeFloat('amount', { nullable: true, description: 'The amount.' }),
-    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.' }),
-  }),
-});
-
-const AvailableRoom = builder.objectRef<ShoppingRoom>('AvailableRoom').implement({
-  description: 'A room type with inventory for every night of the stay.',
-  fields: (t) => ({
-    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
-    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
-    available: t.exposeInt('available', { nullable: true, description: 'Rooms available on every night of the stay.' }),
-    rates: t.field({ type: [NightlyRate], description: 'Rate of each night of the stay.', resolve: (r) => r.rates ?? [] }),
-  }),
-});
-
-const ShoppingViewHotel = builder.objectRef<ShoppingViewHotelModel>('ShoppingViewHotel').implement({
-  description: 'A hotel as the shopping view shows it.',
-  fields: (t) => ({
-    hotel: t.field({
-      type: HotelRef,
-      nullable: true,
-      description: 'The hotel of the event.',
-      resolve: (h, _args, ctx, info) => hotelOf(ctx, info, h.eventId, h.hotelId),
-    }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.' }),
-    starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),
-    description: t.exposeString('description', { nullable: true, description: 'Description shown to attendees.' }),
-    pastCutoff: t.exposeBoolean('pastCutoff', { nullable: true, description: 'Whether the hotel is past its cut-off.' }),
-    lowestRate: t.field({ type: Money, nullable: true, description: 'Lowest nightly rate (scope SIMPLE with dates).', resolve: (h) => h.lowestRate ?? null }),
-    rooms: t.field({ type: [AvailableRoom], nullable: true, description: 'Rooms available for the stay (scope FULL with dates).', resolve: (h) => h.rooms ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (h) => h.raw }),
   }),
 });
 

@@ -1,6 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
+import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
 import { HotelStatus, known } from './enums.ts';
 import { HotelRef, isRecord, rawDescription } from './refs.ts';
@@ -27,11 +28,11 @@ export const HotelFilter = builder.inputType('HotelFilter', {
 
 builder.node(HotelRef, {
   description: 'A hotel assigned to an event.',
-  id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => id },
+  id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: (v) => isRecord(v) && 'hotelId' in v && !('reservationNumber' in v),
-  loadOne: (id, ctx) => {
-    const [eventId, hotelId] = id.split(':').map(Number);
-    return Number.isSafeInteger(eventId) && Number.isSafeInteger(hotelId) ? getHotel(ctx, eventId!, hotelId!, false) : null;
+  loadOne: (numbers, ctx) => {
+    const [eventId, hotelId] = numbers ?? [];
+    return eventId === undefined || hotelId === undefined ? null : getHotel(ctx, eventId, hotelId, false);
   },
   fields: (t) => ({
     eventId: t.exposeInt('eventId', { description: 'The event this hotel is assigned to.' }),

@@ -1,4 +1,15 @@
-import type { AnswerModel, AttendeeModel, CustomFieldModel, EventModel, HotelModel, QuestionModel, ReservationModel } from '../resolvers/models.ts';
+import type {
+  AnswerModel,
+  AttendeeModel,
+  CustomFieldModel,
+  EventModel,
+  GroupCodeModel,
+  HotelModel,
+  PickupModel,
+  QuestionModel,
+  ReservationModel,
+  ShoppingViewHotelModel,
+} from '../resolvers/models.ts';
 import { builder } from './builder.ts';
 
 /** Refs of the types that domain files point at one another, declared once to avoid import cycles. */
@@ -9,6 +20,9 @@ export const AttendeeRef = builder.objectRef<AttendeeModel>('Attendee');
 export const EventQuestionRef = builder.objectRef<QuestionModel>('EventQuestion');
 export const AttendeeAnswerRef = builder.objectRef<AnswerModel>('AttendeeAnswer');
 export const CustomFieldRef = builder.objectRef<CustomFieldModel>('CustomField');
+export const GroupCodeRef = builder.objectRef<GroupCodeModel>('GroupCode');
+export const RoomPickupRef = builder.objectRef<PickupModel>('RoomPickup');
+export const ShoppingViewHotelRef = builder.objectRef<ShoppingViewHotelModel>('ShoppingViewHotel');
 
 export const ReservationConnection = builder.connectionObject(
   { type: ReservationRef, name: 'ReservationConnection', description: 'A window of reservations over the service’s pages of 1000.' },

@@ -2,6 +2,7 @@ import { getCustomField } from '../resolvers/custom-field.ts';
 import { getEvent } from '../resolvers/event.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
+import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
@@ -111,12 +112,11 @@ const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').imple
 
 builder.node(ReservationRef, {
   description: 'A reservation of rooms at a hotel of an event.',
-  id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => id },
+  id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: (v) => isRecord(v) && 'reservationNumber' in v,
-  loadOne: (id, ctx) => {
-    const [eventId, reservationNumber] = id.split(':').map(Number);
-    if (!Number.isSafeInteger(eventId) || !Number.isSafeInteger(reservationNumber)) return null;
-    return getReservation(ctx, eventId!, reservationNumber!, ALL_FLAGS);
+  loadOne: (numbers, ctx) => {
+    const [eventId, reservationNumber] = numbers ?? [];
+    return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
   },
   fields: (t) => ({
     reservationNumber: t.exposeInt('reservationNumber', { description: 'The reservation number.' }),

@@ -6,22 +6,39 @@ import { builder } from './builder.ts';
 
 const isoDateTime = z.iso.datetime({ offset: true });
 
+/**
+ * The service writes four-digit years, and its readers take a shorter year as another one
+ * (`0099-12-31` left as `31-Dec-99`, read as 1999): years outside 1000–9999 are refused here.
+ */
+const FIRST_YEAR = 1000;
+const LAST_YEAR = 9999;
+const inYears = (year: number) => year >= FIRST_YEAR && year <= LAST_YEAR;
+
+function badInput(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
 function checkDateTime(value: unknown): string {
   if (typeof value !== 'string' || !isoDateTime.safeParse(value).success) {
-    throw new GraphQLError(`DateTime must be an ISO 8601 date-time with offset, like 2027-03-12T08:00:00-05:00; got ${JSON.stringify(value)}`, {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+    throw badInput(`DateTime must be an ISO 8601 date-time with offset, like 2027-03-12T08:00:00-05:00; got ${JSON.stringify(value)}`);
+  }
+  // The year as written and the year of the instant in UTC (an offset can move it across a year).
+  if (!inYears(Number(value.slice(0, 4))) || !inYears(new Date(value).getUTCFullYear())) {
+    throw badInput(`DateTime must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
   }
   return value;
 }
 
 function checkDate(value: unknown): string {
+  let date: ReturnType<typeof parseIsoDate>;
   try {
     if (typeof value !== 'string') throw new Error();
-    return parseIsoDate(value).toString();
+    date = parseIsoDate(value);
   } catch {
-    throw new GraphQLError(`Date must be a real date like 2027-03-13; got ${JSON.stringify(value)}`, { extensions: { code: 'BAD_USER_INPUT' } });
+    throw badInput(`Date must be a real date like 2027-03-13; got ${JSON.stringify(value)}`);
   }
+  if (!inYears(date.year)) throw badInput(`Date must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
+  return date.toString();
 }
 
 builder.scalarType('DateTime', {

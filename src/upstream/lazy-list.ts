@@ -26,7 +26,10 @@ export class LazyList<T> {
     return value;
   }
 
-  /** The decodable records between two positions (Array.prototype.slice's arguments). */
+  /**
+   * The decodable records between two positions (Array.prototype.slice's arguments). Records left
+   * out shift the indexes of the result: number cursors by `at` positions, never by this.
+   */
   slice(start = 0, end = this.length): T[] {
     const out: T[] = [];
     for (let i = Math.max(0, start); i < Math.min(end, this.length); i++) {

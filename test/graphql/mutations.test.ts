@@ -124,6 +124,18 @@ describe('mutation inputs are checked before any upstream call', () => {
     expect(upstreamWrites()).toEqual([]);
   });
 
+  it('refuses a value for a field of another event before the write, when eventId is given (fault: the service refused it after the call)', async () => {
+    // Custom field 1 is restricted to event 5001; reservation 760001 belongs to event 5002.
+    t.clearLog();
+    const res = await t.exec(SetCustomFieldValueDocument, { input: { customFieldId: 1, value: 'VIP', reservationNumber: 760_001, eventId: 5002 } });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.customFieldId' });
+    expect(res.errors?.[0]?.message).toBe('input.customFieldId: custom field 1 is restricted to event 5001, not event 5002');
+    expect(upstreamWrites()).toEqual([]);
+    const right = await t.exec(SetCustomFieldValueDocument, { input: { customFieldId: 1, value: 'VIP', reservationNumber: 700_001, eventId: 5001 } });
+    expect(right.errors).toBeUndefined();
+    expect(upstreamWrites()).toHaveLength(1);
+  });
+
   it('maps a target that does not exist upstream to NOT_FOUND', async () => {
     const res = await t.exec(SetCustomFieldValueDocument, { input: { customFieldId: 999, value: 'v', reservationNumber: 760_001 } });
     expect(res.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');

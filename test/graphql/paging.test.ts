@@ -28,9 +28,10 @@ describe('reservations connection', () => {
       after = c.pageInfo.endCursor;
     }
     expect(seen).toEqual(all(5001));
-    // Each step fetched only its own page: 26 pages of data, plus one page count to learn that the
-    // last full page was not the end.
-    expect(t.count('getreservation')).toBe(Math.ceil(all(5001).length / 1000));
+    // Each step fetched its own page and, since its cursor sits on the last record of the page
+    // before, that page too, to see that the record is still there (nothing removed before it).
+    const pages = Math.ceil(all(5001).length / 1000);
+    expect(t.count('getreservation')).toBe(pages + (pages - 1));
   });
 
   it('last: 5 returns the five highest reservation numbers', async () => {
@@ -92,6 +93,46 @@ describe('reservations connection', () => {
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(res.errors?.[0]?.message).toContain(field);
     expect(t.calls().filter((c) => c.endpoint !== 'getevent')).toEqual([]);
+  });
+
+  it('a walk resumed after reservations left and joined the filtered list neither skips nor repeats (fault: offset cursors did)', async () => {
+    const filter = { reservationStatus: 'NEW' as const };
+    const newOnes = () => t.emulator.state.store.reservationsByEvent.get(5003)!.filter((r) => r.status === 'new');
+    const setStatus = (reservationNumber: number, status: string) =>
+      fetch(`${t.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5003, reservationNumber, status }) });
+
+    const first = (await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 20, filter })).data!.event!.reservations;
+    const seen = first.edges.map((e) => e.node.reservationNumber);
+    // Between the two pages, two reservations seen leave the list and one not seen (an earlier number) joins it.
+    await setStatus(seen[3]!, 'cancelled');
+    await setStatus(seen[7]!, 'declined');
+    const joining = t.emulator.state.store.reservationsByEvent.get(5003)!.find((r) => r.status !== 'new' && r.reservationNumber < seen[19]!)!;
+    await setStatus(joining.reservationNumber, 'new');
+
+    const next = await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 10, after: first.pageInfo.endCursor, filter });
+    expect(next.errors).toBeUndefined();
+    const expected = newOnes().filter((r) => r.reservationNumber > seen[19]!).slice(0, 10).map((r) => r.reservationNumber);
+    expect(next.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(expected);
+  });
+
+  it('attendee answers, ordered by reservation then question, resume after answers were added before the cursor', async () => {
+    const query = `query ($after: String) { event(eventId: 5002) { attendeeAnswers(first: 10, after: $after) {
+      pageInfo { endCursor } edges { node { reservation { reservationNumber } question { questionId } } } } } }`;
+    type Answers = { event: { attendeeAnswers: { pageInfo: { endCursor: string }; edges: { node: { reservation: { reservationNumber: number }; question: { questionId: number } | null } }[] } } };
+    const keys = (res: { data?: Answers | null }) => res.data!.event.attendeeAnswers.edges.map((e) => [e.node.reservation.reservationNumber, e.node.question?.questionId]);
+    const first = await t.exec<Answers, { after?: string }>(query, {});
+    const lastSeen = keys(first).at(-1)!;
+    // Two answers on the event's first reservation: both sort before the cursor.
+    const earliest = t.emulator.state.store.reservationsByEvent.get(5002)![0]!.reservationNumber;
+    await fetch(`${t.emulator.url}/_emulator/bookings`, {
+      method: 'POST',
+      body: JSON.stringify({ eventId: 5002, reservationNumber: earliest, answers: [{ questionId: 901, answer: 'a' }, { questionId: 902, answer: 'b' }] }),
+    });
+    const next = await t.exec<Answers, { after?: string }>(query, { after: first.data!.event.attendeeAnswers.pageInfo.endCursor });
+    expect(next.errors).toBeUndefined();
+    const after = (a: { reservationNumber: number; questionId: number }) => a.reservationNumber > lastSeen[0]! || (a.reservationNumber === lastSeen[0] && a.questionId > lastSeen[1]!);
+    const expected = t.emulator.state.store.answersOf(5002).filter(after).slice(0, 10);
+    expect(keys(next)).toEqual(expected.map((a) => [a.reservationNumber, a.questionId]));
   });
 
   it('refuses a cursor from another filter', async () => {
