@@ -1,13 +1,13 @@
 import { MemoryCacheStore, type CacheStore } from './cache.ts';
 import { compose, type NamedLayer, type Send, type UpstreamCall } from './call.ts';
 import { classifyAnswer, toUpstreamError } from './classify.ts';
-import { ENDPOINTS, schemasOf, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
-import { BadInputError } from './errors.ts';
+import { ENDPOINTS, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/share-and-cache.ts';
 import { tokenLayer } from './layers/token.ts';
 import type { Licensee } from './licensee.ts';
+import { checkParams } from './params.ts';
 import { RateBudget, type BudgetStore } from './rate-limit.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';
@@ -125,17 +125,11 @@ export class UpstreamClient {
 
   /** Checks and encodes the parameters, before anything is sent: a client's mistake costs no call. */
   private prepare(licensee: Licensee, name: EndpointName, params: unknown, options: CallOptions): UpstreamCall {
-    const checked = schemasOf(name, licensee).params.safeParse(params);
-    if (!checked.success) {
-      const issue = checked.error.issues[0]!;
-      const field = issue.path.map(String).join('.');
-      throw new BadInputError(field ? `${field}: ${issue.message}` : issue.message, issue.path[0] === undefined ? undefined : String(issue.path[0]));
-    }
     return {
       licensee,
       name,
       endpoint: ENDPOINTS[name] as unknown as AnyEndpoint,
-      params: checked.data as Record<string, unknown>,
+      params: checkParams(name, licensee, params as never),
       deadline: options.deadline ?? Date.now() + (this.options.deadlineMs ?? 15_000),
     };
   }

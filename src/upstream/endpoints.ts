@@ -270,7 +270,7 @@ export const ENDPOINTS = {
         eventId: toService.id(),
         hotelId: toService.id(),
         actualized: z
-          .array(z.strictObject({ date: toService.upstreamDate(), rooms: z.number().int().min(0).max(100_000) }))
+          .array(z.strictObject({ date: toService.upstreamDate(), rooms: z.number().int().min(0, 'must not be negative').max(100_000, 'must be at most 100000') }))
           .min(1, 'must hold at least one night')
           .max(366, 'must hold at most 366 nights'),
       }),
@@ -350,10 +350,14 @@ export const ENDPOINTS = {
           questionId: toService.id(),
           question: toService.text(1000).min(1),
           type: z.union([z.literal(1), z.literal(2)]),
+          // A list here, so that a refusal names the option by its place; sent as a value → label object.
+          // (A record's keys went unchecked: zod 4 let a 256-character value through.)
           options: z
-            .record(toService.text(255).min(1), toService.text(100).min(1))
-            .refine((o) => Object.keys(o).length >= 1 && Object.keys(o).length <= 50, 'must hold 1 to 50 options')
-            .transform((o) => JSON.stringify(o))
+            .array(z.strictObject({ value: toService.text(255).min(1, 'must not be empty'), label: toService.text(100).min(1, 'must not be empty') }))
+            .min(1, 'must hold at least one option')
+            .max(50, 'must hold at most 50 options')
+            .refine((list) => new Set(list.map((o) => o.value)).size === list.length, 'option values must be distinct')
+            .transform((list) => JSON.stringify(Object.fromEntries(list.map((o) => [o.value, o.label]))))
             .optional(),
           enabled: toService.bool(),
         })

@@ -214,7 +214,7 @@ describe('errors', () => {
       ['getshoppingviewhotels', { eventId: 5001, checkInDate: '2027-03-12' }, 'checkOutDate'],
       ['getshoppingviewhotels', { eventId: 5001, checkInDate: '2027-03-12', checkOutDate: '2027-03-11' }, 'checkOutDate'],
       ['posteventquestion', { eventId: 5001, questionId: 1, question: 'Q', type: 2, enabled: true }, 'options'],
-      ['posteventquestion', { eventId: 5001, questionId: 1, question: 'Q', type: 1, options: { 1: 'Yes' }, enabled: true }, 'options'],
+      ['posteventquestion', { eventId: 5001, questionId: 1, question: 'Q', type: 1, options: [{ value: '1', label: 'Yes' }], enabled: true }, 'options'],
       ['postcustomfieldvalue', { customFieldId: 1, value: 'v' }, 'reservationId'],
       ['postcustomfieldvalue', { customFieldId: 1, value: 'v', attendeeId: 'A' }, 'registrationEventId'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', country: 'Atlantis' }, 'country'],
@@ -279,7 +279,7 @@ describe('transport, versions and formats', () => {
     const hotelId = emulator.state.store.hotelsByEvent.get(5001)![0]!.hotelId;
     const stored = await client.call(LICENSEE_1001, 'posteventhotelactualized', { eventId: 5001, hotelId, actualized: [{ date: '2027-03-13', rooms: 7 }] });
     expect(stored.stored).toBe(1);
-    await client.call(LICENSEE_1001, 'posteventquestion', { eventId: 5001, questionId: 50, question: 'Gala?', type: 2, options: { 1: 'Yes', 0: 'No' }, enabled: true });
+    await client.call(LICENSEE_1001, 'posteventquestion', { eventId: 5001, questionId: 50, question: 'Gala?', type: 2, options: [{ value: '1', label: 'Yes' }, { value: '0', label: 'No' }], enabled: true });
     const questions = await client.call(LICENSEE_1001, 'geteventquestions', { eventId: 5001 });
     expect(questions.find((q) => q.questionId === 50)!.options).toEqual({ 1: 'Yes', 0: 'No' });
   });
