@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import type { UpstreamError } from '../../src/upstream/errors.ts';
+import { startGateway } from '../helpers/gateway.ts';
 import { clientFor, control, LICENSEE_1001, LICENSEE_2002, requestsTo, settle, startStub, type StubService } from '../helpers/upstream.ts';
 
 /**
@@ -135,6 +136,20 @@ describe('readiness', () => {
     await vi.waitFor(async () => expect(await authenticates()).toBe(1), { timeout: 5_000 });
     expect(await authenticates()).toBe(1);
   }, 15_000);
+
+  it('the gateway’s /ready with a wrong key: 503 each time, one authenticate, the key in no answer', async () => {
+    const t = await startGateway({ rateLimit: false }, { UPSTREAM_KEY: 'wrong-secret-key', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const res = await t.gateway.yoga.fetch('http://yoga/ready');
+        expect(res.status).toBe(503);
+        expect(await res.text()).not.toContain('wrong-secret-key');
+      }
+      expect(t.count('authenticate')).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
 
   it('answers true from state once a token is held, without another authenticate', async () => {
     const client = open();
