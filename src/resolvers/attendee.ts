@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { toCountryCode } from '../upstream/formats.ts';
 import type { GatewayContext } from './context.ts';
 import type { AttendeeModel } from './models.ts';
-import { converts, validate } from './validate.ts';
+import { asInput, validate } from './validate.ts';
 
 export interface UpsertAttendeeInput {
   attendeeId: string;
@@ -23,28 +22,24 @@ export interface UpsertAttendeeInput {
   phone?: string | null;
 }
 
-const text = z.string().max(255, 'must be at most 255 characters').nullish();
+// Lengths, email forms and country names are the endpoint table's rules (postattendee).
 const upsertSchema = z.object({
-  attendeeId: z.string().trim().min(1, 'must not be empty').max(255),
-  registrationEventId: z.string().trim().min(1, 'must not be empty').max(255),
+  attendeeId: z.string().trim().min(1, 'must not be empty'),
+  registrationEventId: z.string().trim().min(1, 'must not be empty'),
   updateReservation: z.boolean().nullish(),
-  email: z.email('must be an email address').max(255).nullish(),
-  ccEmails: z
-    .array(z.email('must be an email address'))
-    .min(1, 'must hold at least one address')
-    .refine((list) => list.join(',').length <= 255, 'must be at most 255 characters together')
-    .nullish(),
-  salutation: text,
-  firstName: text,
-  lastName: text,
-  companyName: text,
-  address: text,
-  address2: text,
-  city: text,
-  state: text,
-  zip: text,
-  country: z.string().refine(converts(toCountryCode), 'must be a country name, ISO 3166 alpha-2 or alpha-3 code').nullish(),
-  phone: text,
+  email: z.string().nullish(),
+  ccEmails: z.array(z.string()).nullish(),
+  salutation: z.string().nullish(),
+  firstName: z.string().nullish(),
+  lastName: z.string().nullish(),
+  companyName: z.string().nullish(),
+  address: z.string().nullish(),
+  address2: z.string().nullish(),
+  city: z.string().nullish(),
+  state: z.string().nullish(),
+  zip: z.string().nullish(),
+  country: z.string().nullish(),
+  phone: z.string().nullish(),
 });
 
 /** Creates or updates the attendee record that pre-fills the reservation form. */
@@ -55,6 +50,6 @@ export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeI
   for (const [key, value] of Object.entries(rest)) if (value != null) params[key] = value;
   if (ccEmails) params.ccemail = ccEmails;
   if (updateReservation) params.updateReservation = true;
-  const result = await ctx.loaders.send('postattendee', params as never);
+  const result = await asInput('input', () => ctx.loaders.send('postattendee', params as never), { ccemail: 'ccEmails' });
   return { attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }, created: result.created ?? null };
 }

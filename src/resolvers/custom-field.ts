@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import type { CustomFieldModel } from './models.ts';
-import { validate } from './validate.ts';
+import { asInput, validate } from './validate.ts';
 
 /** The fields of one event, or without an event every field of every event. */
 export function listCustomFields(ctx: GatewayContext, eventId?: number | null): Promise<CustomFieldModel[]> {
@@ -13,15 +13,16 @@ export async function getCustomField(ctx: GatewayContext, customFieldId: number)
   return (await listCustomFields(ctx)).find((f) => f.customFieldId === customFieldId) ?? null;
 }
 
+// Lengths are the endpoint table's rules (postcustomfield, postcustomfieldvalue).
 const createSchema = z.object({
-  name: z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+  name: z.string().trim().min(1, 'must not be empty'),
   eventId: z.number().int().min(1).nullish(),
 });
 
 /** Not idempotent upstream: each call creates a field, and an ambiguous failure is never repeated. */
 export async function createCustomField(ctx: GatewayContext, input: { name: string; eventId?: number | null }): Promise<CustomFieldModel> {
   const f = validate(createSchema, input, 'input');
-  return ctx.loaders.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) });
+  return asInput('input', () => ctx.loaders.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) }));
 }
 
 export interface SetCustomFieldValueInput {
@@ -36,10 +37,10 @@ export interface SetCustomFieldValueInput {
 const setSchema = z
   .object({
     customFieldId: z.number().int().min(1),
-    value: z.string().max(1000, 'must be at most 1000 characters'),
+    value: z.string(),
     reservationNumber: z.number().int().min(1).nullish(),
-    attendeeId: z.string().min(1, 'must not be empty').max(255).nullish(),
-    registrationEventId: z.string().min(1, 'must not be empty').max(255).nullish(),
+    attendeeId: z.string().min(1, 'must not be empty').nullish(),
+    registrationEventId: z.string().min(1, 'must not be empty').nullish(),
     eventId: z.number().int().min(1).nullish(),
   })
   .superRefine((v, ctx) => {
@@ -58,13 +59,12 @@ const setSchema = z
 export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomFieldValueInput) {
   const v = validate(setSchema, input, 'input');
   if (v.reservationNumber != null && v.eventId != null) await checkFieldOfEvent(ctx, v.customFieldId, v.eventId);
-  await ctx.loaders.send('postcustomfieldvalue', {
+  const params = {
     customFieldId: v.customFieldId,
     value: v.value,
-    ...(v.reservationNumber != null
-      ? { reservationId: v.reservationNumber }
-      : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
-  });
+    ...(v.reservationNumber != null ? { reservationId: v.reservationNumber } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
+  };
+  await asInput('input', () => ctx.loaders.send('postcustomfieldvalue', params), { reservationId: 'reservationNumber' });
   return v;
 }
 

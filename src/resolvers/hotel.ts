@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
 import { orNull } from './loaders.ts';
 import type { HotelModel } from './models.ts';
-import { validate } from './validate.ts';
+import { checkParams } from '../upstream/params.ts';
+import { checkInput } from './validate.ts';
 
 export interface HotelFilter {
   hotelId?: number | null;
@@ -11,12 +11,6 @@ export interface HotelFilter {
   state?: string | null;
   status?: 'enabled' | 'disabled' | null;
 }
-
-const filterSchema = z.object({
-  hotelName: z.string().max(255).nullish(),
-  city: z.string().max(255).nullish(),
-  state: z.string().max(255).nullish(),
-});
 
 const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase() === b.toLowerCase();
 
@@ -27,7 +21,8 @@ const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase(
  * `partnerview` is decided once per operation (whether it selects partnerHotelId anywhere).
  */
 export async function listHotels(ctx: GatewayContext, eventId: number, partnerview: boolean, filter?: HotelFilter | null): Promise<HotelModel[]> {
-  if (filter) validate(filterSchema, filter, 'filter');
+  // Filtered here, not upstream, but held to the endpoint table's limits on the same filters.
+  if (filter) checkInput('filter', () => checkParams('gethotels', ctx.licensee, { eventId, hotelName: filter.hotelName ?? undefined, city: filter.city ?? undefined, state: filter.state ?? undefined }));
   const all = (await ctx.loaders.call('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) })).map((h) => ({ ...h, eventId }));
   if (!filter) return all;
   return all.filter(

@@ -1,8 +1,8 @@
-import { p } from '../upstream/codecs.ts';
+import { toService } from '../upstream/codecs.ts';
 import { BadInputError } from '../upstream/errors.ts';
 
 /** The endpoint table's rule for an identifier, so an id refused here is one the service would refuse. */
-const upstreamId = p.id();
+const upstreamId = toService.id();
 
 export function isUpstreamId(value: unknown): value is number {
   return upstreamId.safeParse(value).success;

@@ -3,7 +3,7 @@ import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
 import { mapPageOnce, sourceKey, type PagedSource } from './paged-source.ts';
 import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
-import { validate } from './validate.ts';
+import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */
 export async function listQuestions(ctx: GatewayContext, eventId: number): Promise<QuestionModel[]> {
@@ -43,23 +43,14 @@ export interface SaveEventQuestionInput {
   enabled: boolean;
 }
 
+// Lengths, counts and distinct values are the endpoint table's rules (posteventquestion).
 const saveSchema = z
   .object({
     eventId: z.number().int().min(0),
     questionId: z.number().int().min(0),
-    question: z.string().trim().min(1, 'must not be empty').max(1000, 'must be at most 1000 characters'),
+    question: z.string().trim().min(1, 'must not be empty'),
     type: z.union([z.literal(1), z.literal(2)]),
-    options: z
-      .array(
-        z.object({
-          value: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
-          label: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-        }),
-      )
-      .min(1, 'must hold at least one option')
-      .max(50, 'must hold at most 50 options')
-      .refine((list) => new Set(list.map((o) => o.value)).size === list.length, 'option values must be distinct')
-      .nullish(),
+    options: z.array(z.object({ value: z.string(), label: z.string() })).nullish(),
     enabled: z.boolean(),
   })
   .superRefine((q, ctx) => {
@@ -70,8 +61,9 @@ const saveSchema = z
 /** Registers (or replaces) a question; the select box's options go upstream as a value → label object. */
 export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {
   const q = validate(saveSchema, input, 'input');
-  const options = q.options ? Object.fromEntries(q.options.map((o) => [o.value, o.label])) : undefined;
-  await ctx.loaders.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled });
-  const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: options ?? null, enabled: q.enabled };
+  const options = q.options?.map((o) => ({ value: o.value, label: o.label }));
+  await asInput('input', () => ctx.loaders.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled }));
+  const labels = options ? Object.fromEntries(options.map((o) => [o.value, o.label])) : null;
+  const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: labels, enabled: q.enabled };
   return { ...record, raw: record };
 }

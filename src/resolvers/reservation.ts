@@ -6,7 +6,8 @@ import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
 import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
 import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
-import { validate } from './validate.ts';
+import { checkParams } from '../upstream/params.ts';
+import { checkInput, validate } from './validate.ts';
 
 export interface ReservationFilter {
   reservationNumber?: number | null;
@@ -33,17 +34,8 @@ export interface ReservationFlags {
   customField?: boolean;
 }
 
-const text = z.string().max(255, 'must be at most 255 characters').nullish();
+// The lengths of the text filters are the endpoint table's rules (checked in reservationSource).
 const filterSchema = z.object({
-  contactEmail: text,
-  contactLastName: text,
-  guestLastName: text,
-  confirmationNumber: text,
-  groupCode: text,
-  companyName: text,
-  label1: text,
-  label2: text,
-  attendeeId: text,
   modifiedAfter: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with offset' }).nullish(),
 });
 
@@ -73,6 +65,7 @@ function withEvent(eventId: number, list: ResultOf<'getreservation'>): LazyList<
 /** The reservations of an event under a filter, page by page through the request's loaders. */
 export function reservationSource(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags): PagedSource<ReservationModel> {
   const wire = wireFilter(eventId, filter);
+  checkInput('filter', () => checkParams('getreservationpagecount', ctx.licensee, wire), { modifiedAfterDate: 'modifiedAfter' });
   return {
     key: sourceKey(['reservations', wire]),
     pageCount: () => ctx.loaders.call('getreservationpagecount', wire),

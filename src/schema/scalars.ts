@@ -30,6 +30,8 @@ function checkDateTime(value: unknown): string {
 }
 
 function checkDate(value: unknown): string {
+  const outOfYears = () => badInput(`Date must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
+  if (typeof value === 'string' && /^\d{4}-/.test(value) && !inYears(Number(value.slice(0, 4)))) throw outOfYears();
   let date: ReturnType<typeof parseIsoDate>;
   try {
     if (typeof value !== 'string') throw new Error();
@@ -37,7 +39,7 @@ function checkDate(value: unknown): string {
   } catch {
     throw badInput(`Date must be a real date like 2027-03-13; got ${JSON.stringify(value)}`);
   }
-  if (!inYears(date.year)) throw badInput(`Date must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
+  if (!inYears(date.year)) throw outOfYears();
   return date.toString();
 }
 

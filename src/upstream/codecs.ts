@@ -13,8 +13,8 @@ const toNumber = (v: unknown) => (typeof v === 'string' && NUMERIC.test(v) ? Num
 const toText = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
 const toBool = (v: unknown) => (v === 'true' ? true : v === 'false' ? false : v);
 
-/** Response side. */
-export const r = {
+/** Reading the service's answers: lenient field schemas. */
+export const fromService = {
   /** A required integer identifier (a record without it is skipped). */
   id: () => z.preprocess(toNumber, z.number().int()),
   /** A required text identifier. */
@@ -72,8 +72,8 @@ export function unwrapList(value: unknown): unknown {
   return arrays.length === 1 ? arrays[0] : value;
 }
 
-/** Parameter side: what callers give, checked before any call, converted to wire values. */
-export const p = {
+/** Writing the service's parameters: what callers give, checked before any call, converted to wire values. */
+export const toService = {
   id: () => z.number().int().min(0).max(2_147_483_647),
   page: () => z.number().int().min(1).max(1_000_000),
   /** Text up to the service's limit (255 unless the contract says otherwise). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { p, r, unwrapList } from './codecs.ts';
+import { fromService, toService, unwrapList } from './codecs.ts';
 import { LazyList } from './lazy-list.ts';
 
 /**
@@ -43,110 +43,110 @@ const LINKS: readonly Version[] = ['v1', 'v101'];
 const SHORT = 60_000;
 
 const event = () =>
-  r.record({
-    eventId: r.id(),
-    name: r.text(),
-    city: r.text(),
-    state: r.text(),
-    address: r.text(),
-    zip: r.text(),
-    startDate: r.isoTimestamp(),
-    endDate: r.isoTimestamp(),
-    cutOffDate: r.isoTimestamp(),
+  fromService.record({
+    eventId: fromService.id(),
+    name: fromService.text(),
+    city: fromService.text(),
+    state: fromService.text(),
+    address: fromService.text(),
+    zip: fromService.text(),
+    startDate: fromService.isoTimestamp(),
+    endDate: fromService.isoTimestamp(),
+    cutOffDate: fromService.isoTimestamp(),
   });
 
 const hotelShape = {
-  hotelId: r.id(),
-  name: r.text(),
-  address: r.text(),
-  city: r.text(),
-  state: r.text(),
-  zip: r.text(),
-  country: r.text(),
-  phone: r.text(),
-  status: r.text(),
-  starRating: r.int(),
-  distanceMiles: r.number(),
-  partnerHotelId: r.text(),
+  hotelId: fromService.id(),
+  name: fromService.text(),
+  address: fromService.text(),
+  city: fromService.text(),
+  state: fromService.text(),
+  zip: fromService.text(),
+  country: fromService.text(),
+  phone: fromService.text(),
+  status: fromService.text(),
+  starRating: fromService.int(),
+  distanceMiles: fromService.number(),
+  partnerHotelId: fromService.text(),
 };
 
-const rate = () => z.looseObject({ date: r.date(), amount: r.number(), currency: r.text() });
-const rates = () => r.list(rate()).transform((x) => x ?? []);
+const rate = () => z.looseObject({ date: fromService.date(), amount: fromService.number(), currency: fromService.text() });
+const rates = () => fromService.list(rate()).transform((x) => x ?? []);
 
 const reservation = (zone: string) =>
-  r.record({
-    reservationNumber: r.id(),
-    eventId: r.int(),
-    status: r.text(),
-    hotelId: r.int(),
-    hotelName: r.text(),
-    confirmationNumber: r.text(),
-    groupCode: r.text(),
-    attendeeId: r.text(),
-    registrationEventId: r.text(),
-    arrivalDate: r.date(),
-    departureDate: r.date(),
-    createdDate: r.timestamp(zone),
-    modifiedDate: r.timestamp(zone),
-    label1: r.text(),
-    label2: r.text(),
-    contact: r.object({
-      firstName: r.text(),
-      lastName: r.text(),
-      email: r.text(),
-      phone: r.text(),
-      address: r.text(),
-      address2: r.text(),
-      city: r.text(),
-      state: r.text(),
-      zip: r.text(),
-      country: r.text(),
-      companyName: r.text(),
-      preferredGuestNumber: r.text(),
+  fromService.record({
+    reservationNumber: fromService.id(),
+    eventId: fromService.int(),
+    status: fromService.text(),
+    hotelId: fromService.int(),
+    hotelName: fromService.text(),
+    confirmationNumber: fromService.text(),
+    groupCode: fromService.text(),
+    attendeeId: fromService.text(),
+    registrationEventId: fromService.text(),
+    arrivalDate: fromService.date(),
+    departureDate: fromService.date(),
+    createdDate: fromService.timestamp(zone),
+    modifiedDate: fromService.timestamp(zone),
+    label1: fromService.text(),
+    label2: fromService.text(),
+    contact: fromService.object({
+      firstName: fromService.text(),
+      lastName: fromService.text(),
+      email: fromService.text(),
+      phone: fromService.text(),
+      address: fromService.text(),
+      address2: fromService.text(),
+      city: fromService.text(),
+      state: fromService.text(),
+      zip: fromService.text(),
+      country: fromService.text(),
+      companyName: fromService.text(),
+      preferredGuestNumber: fromService.text(),
     }),
-    rooms: r
+    rooms: fromService
       .list(
         z.looseObject({
-          roomId: r.int(),
-          roomTypeId: r.int(),
-          roomType: r.text(),
-          status: r.text(),
-          arrivalDate: r.date(),
-          departureDate: r.date(),
-          occupancy: r.int(),
-          guests: r.list(z.looseObject({ firstName: r.text(), lastName: r.text() })).transform((x) => x ?? []),
+          roomId: fromService.int(),
+          roomTypeId: fromService.int(),
+          roomType: fromService.text(),
+          status: fromService.text(),
+          arrivalDate: fromService.date(),
+          departureDate: fromService.date(),
+          occupancy: fromService.int(),
+          guests: fromService.list(z.looseObject({ firstName: fromService.text(), lastName: fromService.text() })).transform((x) => x ?? []),
           nightlyRates: rates(),
         }),
       )
       .transform((x) => x ?? []),
-    event: r.object({ eventId: r.int(), name: r.text() }),
-    hotel: r.object(hotelShape),
-    subBlock: r.object({ subBlockId: r.int(), groupCode: r.text(), name: r.text() }),
-    customFields: r.list(z.looseObject({ customFieldId: r.id(), name: r.text(), value: r.text() })),
-    partnerHotelId: r.text(),
+    event: fromService.object({ eventId: fromService.int(), name: fromService.text() }),
+    hotel: fromService.object(hotelShape),
+    subBlock: fromService.object({ subBlockId: fromService.int(), groupCode: fromService.text(), name: fromService.text() }),
+    customFields: fromService.list(z.looseObject({ customFieldId: fromService.id(), name: fromService.text(), value: fromService.text() })),
+    partnerHotelId: fromService.text(),
   });
 
 const question = () =>
-  r.record({
-    eventId: r.int(),
-    questionId: r.id(),
-    question: r.text(),
-    type: r.int(),
+  fromService.record({
+    eventId: fromService.int(),
+    questionId: fromService.id(),
+    question: fromService.text(),
+    type: fromService.int(),
     options: z.record(z.string(), z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string())).nullish().catch(null),
-    enabled: r.bool(),
+    enabled: fromService.bool(),
   });
 
-const customField = () => r.record({ customFieldId: r.id(), name: r.text(), eventId: r.int() });
+const customField = () => fromService.record({ customFieldId: fromService.id(), name: fromService.text(), eventId: fromService.int() });
 
 /** `{"pageCount": 3}`, or a bare integer (tolerated variation). */
 const pageCount = () =>
   z
-    .union([z.looseObject({ pageCount: r.id() }), r.id()])
+    .union([z.looseObject({ pageCount: fromService.id() }), fromService.id()])
     .transform((v) => (typeof v === 'number' ? v : v.pageCount));
 
 const list = <T extends z.ZodType>(item: T) =>
   z.unknown().transform((value, ctx) => {
-    const parsed = r.list(item).safeParse(value);
+    const parsed = fromService.list(item).safeParse(value);
     if (!parsed.success || parsed.data === null || parsed.data === undefined) {
       ctx.addIssue({ code: 'custom', message: 'expected a list' });
       return z.NEVER;
@@ -168,27 +168,27 @@ const lazyList = <T extends z.ZodType>(item: T) =>
     });
   });
 
-const ack = () => z.looseObject({ success: r.bool() });
+const ack = () => z.looseObject({ success: fromService.bool() });
 
 const reservationFilters = (ctx: CodecContext) => ({
-  eventId: p.id(),
-  reservationNumber: p.id().optional(),
-  hotelId: p.id().optional(),
-  contactEmail: p.text().optional(),
-  contactLastName: p.text().optional(),
-  guestLastName: p.text().optional(),
-  confirmationNumber: p.text().optional(),
-  groupCode: p.text().optional(),
+  eventId: toService.id(),
+  reservationNumber: toService.id().optional(),
+  hotelId: toService.id().optional(),
+  contactEmail: toService.text().optional(),
+  contactLastName: toService.text().optional(),
+  guestLastName: toService.text().optional(),
+  confirmationNumber: toService.text().optional(),
+  groupCode: toService.text().optional(),
   reservationStatus: z.enum(['new', 'accepted', 'cancelled', 'declined']).optional(),
   roomStatus: z.enum(['active', 'cancelled']).optional(),
-  companyName: p.text().optional(),
-  label1: p.text().optional(),
-  label2: p.text().optional(),
-  attendeeId: p.text().optional(),
-  modifiedAfterDate: p.upstreamTimestamp(ctx.timeZone).optional(),
+  companyName: toService.text().optional(),
+  label1: toService.text().optional(),
+  label2: toService.text().optional(),
+  attendeeId: toService.text().optional(),
+  modifiedAfterDate: toService.upstreamTimestamp(ctx.timeZone).optional(),
 });
 
-const eventOnly = () => z.strictObject({ eventId: p.id() });
+const eventOnly = () => z.strictObject({ eventId: toService.id() });
 
 export const ENDPOINTS = {
   authenticate: endpoint({
@@ -213,14 +213,14 @@ export const ENDPOINTS = {
     params: eventOnly,
     response: () =>
       list(
-        r.record({
-          groupCode: r.textId(),
-          name: r.text(),
-          hotelId: r.int(),
-          subBlockId: r.int(),
-          startDate: r.date(),
-          endDate: r.date(),
-          rooms: r.int(),
+        fromService.record({
+          groupCode: fromService.textId(),
+          name: fromService.text(),
+          hotelId: fromService.int(),
+          subBlockId: fromService.int(),
+          startDate: fromService.date(),
+          endDate: fromService.date(),
+          rooms: fromService.int(),
         }),
       ),
     idempotent: true,
@@ -231,15 +231,15 @@ export const ENDPOINTS = {
     body: 'form',
     params: () =>
       z.strictObject({
-        eventId: p.id(),
-        partnerview: p.bool().optional(),
-        hotelId: p.id().optional(),
-        hotelName: p.text().optional(),
-        city: p.text().optional(),
-        state: p.text().optional(),
+        eventId: toService.id(),
+        partnerview: toService.bool().optional(),
+        hotelId: toService.id().optional(),
+        hotelName: toService.text().optional(),
+        city: toService.text().optional(),
+        state: toService.text().optional(),
         status: z.enum(['enabled', 'disabled']).optional(),
       }),
-    response: () => list(r.record(hotelShape)),
+    response: () => list(fromService.record(hotelShape)),
     idempotent: true,
     cacheTtlMs: SHORT,
   }),
@@ -249,14 +249,14 @@ export const ENDPOINTS = {
     params: eventOnly,
     response: () =>
       list(
-        r.record({
-          hotelId: r.int(),
-          hotelName: r.text(),
-          roomTypeId: r.int(),
-          roomType: r.text(),
-          date: r.date(),
-          block: r.int(),
-          pickup: r.int(),
+        fromService.record({
+          hotelId: fromService.int(),
+          hotelName: fromService.text(),
+          roomTypeId: fromService.int(),
+          roomType: fromService.text(),
+          date: fromService.date(),
+          block: fromService.int(),
+          pickup: fromService.int(),
         }),
       ),
     idempotent: true,
@@ -267,14 +267,14 @@ export const ENDPOINTS = {
     body: 'json',
     params: () =>
       z.strictObject({
-        eventId: p.id(),
-        hotelId: p.id(),
+        eventId: toService.id(),
+        hotelId: toService.id(),
         actualized: z
-          .array(z.strictObject({ date: p.upstreamDate(), rooms: z.number().int().min(0).max(100_000) }))
+          .array(z.strictObject({ date: toService.upstreamDate(), rooms: z.number().int().min(0, 'must not be negative').max(100_000, 'must be at most 100000') }))
           .min(1, 'must hold at least one night')
           .max(366, 'must hold at most 366 nights'),
       }),
-    response: () => z.looseObject({ success: r.bool(), stored: r.int() }),
+    response: () => z.looseObject({ success: fromService.bool(), stored: fromService.int() }),
     idempotent: true,
     cacheTtlMs: 0,
     invalidates: (q) => [`getpickup|${q.eventId}`],
@@ -285,11 +285,11 @@ export const ENDPOINTS = {
     params: () =>
       z
         .strictObject({
-          eventId: p.id(),
-          checkInDate: p.isoDate().optional(),
-          checkOutDate: p.isoDate().optional(),
+          eventId: toService.id(),
+          checkInDate: toService.isoDate().optional(),
+          checkOutDate: toService.isoDate().optional(),
           scope: z.enum(['full', 'simple']).optional(),
-          showPastCutoff: p.bool().optional(),
+          showPastCutoff: toService.bool().optional(),
         })
         .refine((q) => (q.checkInDate === undefined) === (q.checkOutDate === undefined), {
           message: 'checkInDate and checkOutDate go together',
@@ -301,14 +301,14 @@ export const ENDPOINTS = {
         }),
     response: () =>
       list(
-        r.record({
-          hotelId: r.id(),
-          name: r.text(),
-          starRating: r.int(),
-          description: r.text(),
-          pastCutoff: r.bool(),
-          lowestRate: r.object({ amount: r.number(), currency: r.text() }),
-          rooms: r.list(z.looseObject({ roomTypeId: r.int(), roomType: r.text(), available: r.int(), rates: rates() })),
+        fromService.record({
+          hotelId: fromService.id(),
+          name: fromService.text(),
+          starRating: fromService.int(),
+          description: fromService.text(),
+          pastCutoff: fromService.bool(),
+          lowestRate: fromService.object({ amount: fromService.number(), currency: fromService.text() }),
+          rooms: fromService.list(z.looseObject({ roomTypeId: fromService.int(), roomType: fromService.text(), available: fromService.int(), rates: rates() })),
         }),
       ),
     idempotent: true,
@@ -320,13 +320,13 @@ export const ENDPOINTS = {
     params: (ctx) =>
       z.strictObject({
         ...reservationFilters(ctx),
-        page: p.page().optional(),
-        fullContactInfo: p.bool().optional(),
-        detailedEventInfo: p.bool().optional(),
-        detailedHotelInfo: p.bool().optional(),
-        detailedSubBlockInfo: p.bool().optional(),
-        customField: p.bool().optional(),
-        partnerview: p.bool().optional(),
+        page: toService.page().optional(),
+        fullContactInfo: toService.bool().optional(),
+        detailedEventInfo: toService.bool().optional(),
+        detailedHotelInfo: toService.bool().optional(),
+        detailedSubBlockInfo: toService.bool().optional(),
+        customField: toService.bool().optional(),
+        partnerview: toService.bool().optional(),
       }),
     response: (ctx) => lazyList(reservation(ctx.timeZone)),
     idempotent: true,
@@ -346,22 +346,26 @@ export const ENDPOINTS = {
     params: () =>
       z
         .strictObject({
-          eventId: p.id(),
-          questionId: p.id(),
-          question: p.text(1000).min(1),
+          eventId: toService.id(),
+          questionId: toService.id(),
+          question: toService.text(1000).min(1),
           type: z.union([z.literal(1), z.literal(2)]),
+          // A list here, so that a refusal names the option by its place; sent as a value → label object.
+          // (A record's keys went unchecked: zod 4 let a 256-character value through.)
           options: z
-            .record(p.text(255).min(1), p.text(100).min(1))
-            .refine((o) => Object.keys(o).length >= 1 && Object.keys(o).length <= 50, 'must hold 1 to 50 options')
-            .transform((o) => JSON.stringify(o))
+            .array(z.strictObject({ value: toService.text(255).min(1, 'must not be empty'), label: toService.text(100).min(1, 'must not be empty') }))
+            .min(1, 'must hold at least one option')
+            .max(50, 'must hold at most 50 options')
+            .refine((list) => new Set(list.map((o) => o.value)).size === list.length, 'option values must be distinct')
+            .transform((list) => JSON.stringify(Object.fromEntries(list.map((o) => [o.value, o.label]))))
             .optional(),
-          enabled: p.bool(),
+          enabled: toService.bool(),
         })
         .refine((q) => (q.type === 2) === (q.options !== undefined), {
           message: 'options are required for a select box (type 2) and refused otherwise',
           path: ['options'],
         }),
-    response: () => z.looseObject({ success: r.bool(), eventId: r.int(), questionId: r.int() }),
+    response: () => z.looseObject({ success: fromService.bool(), eventId: fromService.int(), questionId: fromService.int() }),
     // Posting the same (eventId, questionId) again replaces it: repeating is harmless.
     idempotent: true,
     cacheTtlMs: 0,
@@ -379,18 +383,18 @@ export const ENDPOINTS = {
   getattendeeanswers: endpoint({
     versions: V101_UP,
     body: 'form',
-    params: () => z.strictObject({ eventId: p.id(), page: p.page().optional() }),
+    params: () => z.strictObject({ eventId: toService.id(), page: toService.page().optional() }),
     response: (ctx) =>
       lazyList(
-        r.record({
-          reservationNumber: r.int(),
-          attendeeId: r.text(),
-          registrationEventId: r.text(),
-          eventId: r.int(),
-          questionId: r.id(),
-          question: r.text(),
-          answer: r.text(),
-          answeredDate: r.timestamp(ctx.timeZone),
+        fromService.record({
+          reservationNumber: fromService.int(),
+          attendeeId: fromService.text(),
+          registrationEventId: fromService.text(),
+          eventId: fromService.int(),
+          questionId: fromService.id(),
+          question: fromService.text(),
+          answer: fromService.text(),
+          answeredDate: fromService.timestamp(ctx.timeZone),
         }),
       ),
     idempotent: true,
@@ -407,7 +411,7 @@ export const ENDPOINTS = {
   postcustomfield: endpoint({
     versions: V102,
     body: 'form',
-    params: () => z.strictObject({ name: p.text().min(1), eventId: p.id().optional() }),
+    params: () => z.strictObject({ name: toService.text().min(1), eventId: toService.id().optional() }),
     response: customField,
     // Each call creates a new field: never repeated after an ambiguous failure.
     idempotent: false,
@@ -417,7 +421,7 @@ export const ENDPOINTS = {
   getcustomfields: endpoint({
     versions: V102,
     body: 'form',
-    params: () => z.strictObject({ eventId: p.id().optional() }),
+    params: () => z.strictObject({ eventId: toService.id().optional() }),
     response: () => list(customField()),
     idempotent: true,
     cacheTtlMs: SHORT,
@@ -428,11 +432,11 @@ export const ENDPOINTS = {
     params: () =>
       z
         .strictObject({
-          customFieldId: p.id(),
-          value: p.text(1000),
-          reservationId: p.id().optional(),
-          attendeeId: p.text().min(1).optional(),
-          registrationEventId: p.text().min(1).optional(),
+          customFieldId: toService.id(),
+          value: toService.text(1000),
+          reservationId: toService.id().optional(),
+          attendeeId: toService.text().min(1).optional(),
+          registrationEventId: toService.text().min(1).optional(),
         })
         .refine((q) => (q.reservationId !== undefined) !== (q.attendeeId !== undefined || q.registrationEventId !== undefined), {
           message: 'give either reservationId, or attendeeId and registrationEventId',
@@ -452,9 +456,9 @@ export const ENDPOINTS = {
     body: 'form',
     params: () =>
       z.strictObject({
-        attendeeId: p.text().min(1),
-        registrationEventId: p.text().min(1),
-        updateReservation: p.bool().optional(),
+        attendeeId: toService.text().min(1),
+        registrationEventId: toService.text().min(1),
+        updateReservation: toService.bool().optional(),
         email: z.email().max(255).optional(),
         ccemail: z
           .array(z.email())
@@ -462,19 +466,19 @@ export const ENDPOINTS = {
           .transform((list) => list.join(','))
           .refine((s) => s.length <= 255, 'must be at most 255 characters')
           .optional(),
-        salutation: p.text().optional(),
-        firstName: p.text().optional(),
-        lastName: p.text().optional(),
-        companyName: p.text().optional(),
-        address: p.text().optional(),
-        address2: p.text().optional(),
-        city: p.text().optional(),
-        state: p.text().optional(),
-        zip: p.text().optional(),
-        country: p.country().optional(),
-        phone: p.text().optional(),
+        salutation: toService.text().optional(),
+        firstName: toService.text().optional(),
+        lastName: toService.text().optional(),
+        companyName: toService.text().optional(),
+        address: toService.text().optional(),
+        address2: toService.text().optional(),
+        city: toService.text().optional(),
+        state: toService.text().optional(),
+        zip: toService.text().optional(),
+        country: toService.country().optional(),
+        phone: toService.text().optional(),
       }),
-    response: () => z.looseObject({ success: r.bool(), created: r.bool(), attendeeId: r.text(), registrationEventId: r.text() }),
+    response: () => z.looseObject({ success: fromService.bool(), created: fromService.bool(), attendeeId: fromService.text(), registrationEventId: fromService.text() }),
     // Create-or-update by (attendeeId, registrationEventId): repeating is harmless.
     idempotent: true,
     cacheTtlMs: 0,
@@ -483,7 +487,7 @@ export const ENDPOINTS = {
     versions: LINKS,
     body: 'form',
     params: () =>
-      z.strictObject({ eventId: p.id(), groupCode: p.text().min(1), attendeeId: p.text().min(1), registrationEventId: p.text().min(1) }),
+      z.strictObject({ eventId: toService.id(), groupCode: toService.text().min(1), attendeeId: toService.text().min(1), registrationEventId: toService.text().min(1) }),
     response: () => z.looseObject({ link: z.string().min(1) }),
     idempotent: true,
     cacheTtlMs: 0,
@@ -491,7 +495,7 @@ export const ENDPOINTS = {
   geteditreservationlink: endpoint({
     versions: LINKS,
     body: 'form',
-    params: () => z.strictObject({ reservationNumber: p.id() }),
+    params: () => z.strictObject({ reservationNumber: toService.id() }),
     response: () => z.looseObject({ link: z.string().min(1) }),
     idempotent: true,
     cacheTtlMs: 0,
@@ -501,6 +505,22 @@ export const ENDPOINTS = {
 export type EndpointName = keyof typeof ENDPOINTS;
 export type ParamsOf<N extends EndpointName> = z.input<ReturnType<(typeof ENDPOINTS)[N]['params']>>;
 export type ResultOf<N extends EndpointName> = z.output<ReturnType<(typeof ENDPOINTS)[N]['response']>>;
+
+/** Any row of the table, its own parameter and response types forgotten (the call path's view). */
+export type AnyEndpoint = EndpointDef<z.ZodType, z.ZodType>;
+
+const schemaMemo = new Map<string, { params: z.ZodType; response: z.ZodType }>();
+
+/** The row's parameter and response schemas for a licensee's context, built once per endpoint and zone. */
+export function schemasOf(name: EndpointName, ctx: CodecContext): { params: z.ZodType; response: z.ZodType } {
+  const key = `${name}|${ctx.timeZone}`;
+  let schemas = schemaMemo.get(key);
+  if (!schemas) {
+    const endpoint = ENDPOINTS[name] as unknown as AnyEndpoint;
+    schemaMemo.set(key, (schemas = { params: endpoint.params(ctx), response: endpoint.response(ctx) }));
+  }
+  return schemas;
+}
 
 /** v102 where it serves the endpoint, else the newest version that does (v101 for the links). */
 export function versionOf(name: EndpointName): Version {

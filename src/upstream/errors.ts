@@ -23,6 +23,20 @@ export class BadInputError extends UpstreamError {
   }
 }
 
+/**
+ * A parameter the endpoint table refuses, found before any call. `path` is where in the
+ * parameters, `reason` what is wrong: the resolvers map the path to the client's input path.
+ */
+export class InvalidParamsError extends BadInputError {
+  override name = 'InvalidParamsError';
+  constructor(
+    readonly path: readonly (string | number)[],
+    readonly reason: string,
+  ) {
+    super(path.length > 0 ? `${path.join('.')}: ${reason}` : reason, path[0] === undefined ? undefined : String(path[0]));
+  }
+}
+
 export class NotFoundError extends UpstreamError {
   override name = 'NotFoundError';
   constructor(message: string, field?: string) {

@@ -1,6 +1,7 @@
 import countries from 'i18n-iso-countries';
 import english from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
 import { Temporal } from 'temporal-polyfill';
+import { ISO_COUNTRY_NAMES } from './iso-country-names.ts';
 
 /**
  * The service's formats ⇄ ISO 8601 (upstream contract, "Dates in responses"). Every converter
@@ -18,7 +19,16 @@ const UPSTREAM_DAY = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/;
 const UPSTREAM_TIMESTAMP = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})\s+(\d{1,2}):(\d{2})\s*([AaPp][Mm])$/;
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
 
+/** The years both sides write with four digits; outside them a date is refused, not misread. */
+const FIRST_YEAR = 1000;
+const LAST_YEAR = 9999;
+
+function checkYear(year: number, text: string): void {
+  if (year < FIRST_YEAR || year > LAST_YEAR) throw new FormatError(`${JSON.stringify(text)} has a year outside ${FIRST_YEAR}–${LAST_YEAR}`);
+}
+
 function plainDate(year: number, month: number, day: number, text: string): Temporal.PlainDate {
+  checkYear(year, text);
   try {
     return Temporal.PlainDate.from({ year, month, day }, { overflow: 'reject' });
   } catch {
@@ -81,11 +91,14 @@ export const fromUpstreamTimestamp = memo(function fromUpstreamTimestamp(text: s
   const t = text.trim();
   const m = UPSTREAM_TIMESTAMP.exec(t);
   if (!m) {
+    let zoned: Temporal.ZonedDateTime;
     try {
-      return Temporal.Instant.from(t).toZonedDateTimeISO(zone).toString({ timeZoneName: 'never' });
+      zoned = Temporal.Instant.from(t).toZonedDateTimeISO(zone);
     } catch {
       throw new FormatError(`${JSON.stringify(text)} is not a time like 05-Jan-2027 4:02 pm`);
     }
+    checkYear(zoned.year, text);
+    return zoned.toString({ timeZoneName: 'never' });
   }
   const date = upstreamDay(m, t);
   const hour = Number(m[4]);
@@ -104,6 +117,7 @@ export function toUpstreamTimestamp(iso: string, zone: string): string {
   } catch {
     throw new FormatError(`${JSON.stringify(iso)} is not an ISO 8601 date-time with an offset`);
   }
+  checkYear(zoned.year, iso);
   const hour12 = zoned.hour % 12 === 0 ? 12 : zoned.hour % 12;
   const day = `${String(zoned.day).padStart(2, '0')}-${MONTH_LABELS[zoned.month - 1]}-${zoned.year}`;
   return `${day} ${hour12}:${String(zoned.minute).padStart(2, '0')} ${zoned.hour < 12 ? 'am' : 'pm'}`;
@@ -111,12 +125,14 @@ export function toUpstreamTimestamp(iso: string, zone: string): string {
 
 /** An ISO 8601 timestamp with offset, normalized (event dates are specified in this form). */
 export const normalizeIsoTimestamp = memo(function normalizeIsoTimestamp(text: string): string {
+  let zoned: Temporal.ZonedDateTime;
   try {
-    const zoned = Temporal.ZonedDateTime.from(`${text.trim()}[${offsetOf(text.trim())}]`);
-    return zoned.toString({ timeZoneName: 'never' });
+    zoned = Temporal.ZonedDateTime.from(`${text.trim()}[${offsetOf(text.trim())}]`);
   } catch {
     throw new FormatError(`${JSON.stringify(text)} is not an ISO 8601 timestamp with offset`);
   }
+  checkYear(zoned.year, text);
+  return zoned.toString({ timeZoneName: 'never' });
 });
 
 function offsetOf(text: string): string {
@@ -136,13 +152,37 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
-/** Full English name, ISO 3166 alpha-2 or alpha-3 → alpha-2. */
+/**
+ * A country name reduced to what tells countries apart: no case, accents, punctuation or "the",
+ * so "Bolivia (Plurinational State of)" and "Bolivia, Plurinational State of" are one name.
+ */
+function countryKey(name: string): string {
+  return name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[(),.]/g, ' ')
+    .replace(/\bthe\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * Every English name i18n-iso-countries knows (official and alternatives), then the ISO 3166
+ * names it lacks; ISO's table wins where the two disagree ("Congo" is the Republic of the Congo).
+ */
+const COUNTRY_BY_KEY = new Map<string, string>([
+  ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) => names.map((name) => [countryKey(name), code] as const)),
+  ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
+]);
+
+/** Full English name (ISO 3166 short or formal, or a common one), ISO 3166 alpha-2 or alpha-3 → alpha-2. */
 export function toCountryCode(text: string): string {
   const t = text.trim();
   let code: string | undefined;
   if (/^[A-Za-z]{2}$/.test(t)) code = countries.isValid(t.toUpperCase()) ? t.toUpperCase() : undefined;
   else if (/^[A-Za-z]{3}$/.test(t)) code = countries.alpha3ToAlpha2(t.toUpperCase());
-  else code = countries.getAlpha2Code(t, 'en');
+  else code = COUNTRY_BY_KEY.get(countryKey(t));
   if (!code) throw new FormatError(`${JSON.stringify(text)} is not a country name, ISO 3166 alpha-2 or alpha-3 code`);
   return code;
 }

@@ -78,7 +78,16 @@ interface Queue {
   wakeAt: number;
   wake?: NodeJS.Timeout;
   pumping: boolean;
+  /** After a 429 without Retry-After: one call at a time until one is answered. */
+  probing: boolean;
+  /** The pause before the next probe; doubles with each probe answered 429. */
+  backoffMs: number;
+  /** The slot of the probe in flight; nothing else starts meanwhile. */
+  probeSlot?: string;
 }
+
+/** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
+const FIRST_BACKOFF_MS = 1_000;
 
 export interface RateBudgetOptions {
   limit: number;
@@ -121,14 +130,46 @@ export class RateBudget {
 
   /** The call of this slot is over (answered or failed): its slot leaves the window one window later. */
   async finish(licensee: string, slot: string): Promise<void> {
+    const queue = this.queue(licensee);
+    if (queue.probeSlot === slot) queue.probeSlot = undefined;
     await this.store.finish(licensee, slot, this.now());
     void this.pump(licensee);
   }
 
-  /** A 429 arrived anyway: nothing more is sent for this licensee until then. */
+  /** Nothing more is sent for this licensee until then. */
   pause(licensee: string, until: number): void {
     const queue = this.queue(licensee);
     queue.pausedUntil = Math.max(queue.pausedUntil, until);
+  }
+
+  /**
+   * The call of `slot` was answered 429 anyway; returns the pause in ms. A Retry-After is honoured
+   * up to one window (a stray `Retry-After: 86400` must not freeze a licensee for a day). Without
+   * one, the licensee backs off and probes: one call at a time, after 1 s, then 2 s, 4 s … up to
+   * the window for each probe answered 429, until one is answered otherwise. A 429 to a call sent
+   * before probing began does not lengthen the backoff: a burst in flight is one signal, not many.
+   */
+  throttle(licensee: string, slot: string, retryAfterMs: number | undefined): number {
+    const queue = this.queue(licensee);
+    const windowMs = this.options.windowMs;
+    let waitMs: number;
+    if (retryAfterMs !== undefined) waitMs = Math.min(retryAfterMs, windowMs);
+    else if (!queue.probing) {
+      queue.probing = true;
+      waitMs = queue.backoffMs = Math.min(FIRST_BACKOFF_MS, windowMs);
+    } else if (slot === queue.probeSlot) waitMs = queue.backoffMs = Math.min(queue.backoffMs * 2, windowMs);
+    else waitMs = queue.backoffMs;
+    this.pause(licensee, this.now() + waitMs);
+    return waitMs;
+  }
+
+  /** A call was answered without a 429: the licensee is back at full speed. */
+  recovered(licensee: string): void {
+    const queue = this.queues.get(licensee);
+    if (!queue?.probing) return;
+    queue.probing = false;
+    queue.backoffMs = 0;
+    void this.pump(licensee);
   }
 
   /** Waiters still queued per licensee (for tests and metrics). */
@@ -138,7 +179,7 @@ export class RateBudget {
 
   private queue(licensee: string): Queue {
     let q = this.queues.get(licensee);
-    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false }));
+    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0 }));
     return q;
   }
 
@@ -150,6 +191,8 @@ export class RateBudget {
       while (queue.waiters.length > 0) {
         const now = this.now();
         if (queue.pausedUntil > now) return this.wakeAt(licensee, queue, queue.pausedUntil);
+        // Probing: the probe's `finish` pumps again.
+        if (queue.probing && queue.probeSlot !== undefined) return;
         const slot = await this.store.take(licensee, now, this.effectiveLimit, this.options.windowMs);
         if (!slot.taken) return this.wakeAt(licensee, queue, slot.freeAt);
         const waiter = queue.waiters.shift();
@@ -159,6 +202,7 @@ export class RateBudget {
           break;
         }
         clearTimeout(waiter.timer);
+        if (queue.probing) queue.probeSlot = slot.slot;
         waiter.resolve(slot.slot);
       }
     } finally {

@@ -1,16 +1,29 @@
-import { circuitBreaker, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy, type RetryPolicy } from 'cockatiel';
+import { circuitBreaker, CircuitState, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy, type RetryPolicy } from 'cockatiel';
+
+export interface AttemptFailureDetails {
+  status?: number;
+  /** Whether the service may have acted on the request (so a create could be doubled). */
+  maybeProcessed?: boolean;
+  /** A 429's Retry-After in ms; undefined when the 429 did not say. */
+  retryAfterMs?: number;
+}
 
 /** One failed attempt at an upstream call, classified for the retry and breaker policies. */
 export class AttemptFailure extends Error {
   override name = 'AttemptFailure';
+  readonly status?: number;
+  readonly maybeProcessed: boolean;
+  readonly retryAfterMs?: number;
+
   constructor(
     readonly kind: 'network' | 'timeout' | 'server' | 'malformed' | 'throttled',
     message: string,
-    readonly status?: number,
-    /** Whether the service may have acted on the request (so a create could be doubled). */
-    readonly maybeProcessed = kind !== 'throttled',
+    details: AttemptFailureDetails = {},
   ) {
     super(message);
+    this.status = details.status;
+    this.maybeProcessed = details.maybeProcessed ?? kind !== 'throttled';
+    this.retryAfterMs = details.retryAfterMs;
   }
 }
 
@@ -22,14 +35,22 @@ const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'netwo
  * consecutive failures or over 90 % failures among at least 30 calls in 10 s, and lets a probe
  * through after 5 s (architecture, "Resilience"), so a flaky service is retried through.
  */
-export function createBreaker(halfOpenAfterMs = 5_000): IPolicy {
-  return wrap(
-    circuitBreaker(handleWhen(isOutage), { halfOpenAfter: halfOpenAfterMs, breaker: new ConsecutiveBreaker(20) }),
-    circuitBreaker(handleWhen(isOutage), {
-      halfOpenAfter: halfOpenAfterMs,
-      breaker: new SamplingBreaker({ threshold: 0.9, duration: 10_000, minimumRps: 3 }),
-    }),
-  );
+export function createBreaker(halfOpenAfterMs = 5_000): Breaker {
+  const consecutive = circuitBreaker(handleWhen(isOutage), { halfOpenAfter: halfOpenAfterMs, breaker: new ConsecutiveBreaker(20) });
+  const sampling = circuitBreaker(handleWhen(isOutage), {
+    halfOpenAfter: halfOpenAfterMs,
+    breaker: new SamplingBreaker({ threshold: 0.9, duration: 10_000, minimumRps: 3 }),
+  });
+  return {
+    policy: wrap(consecutive, sampling),
+    isOpen: () => consecutive.state === CircuitState.Open || sampling.state === CircuitState.Open,
+  };
+}
+
+export interface Breaker {
+  policy: IPolicy;
+  /** Whether calls are being refused without being sent (readiness reads it). */
+  isOpen(): boolean;
 }
 
 /**

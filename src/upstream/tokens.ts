@@ -1,9 +1,11 @@
+import { withDeadline } from './deadline.ts';
+import { UpstreamUnavailableError } from './errors.ts';
 import type { Licensee } from './licensee.ts';
 
 /**
  * One token per licensee (octokit's auth-app pattern): fetched on first need with one in-flight
- * authenticate however many calls wait, renewed before its 30 minutes run out, dropped when the
- * service rejects it. The service may revoke a token early, so our clock is never trusted alone.
+ * authenticate however many calls wait, renewed behind the held token before its 30 minutes run
+ * out, dropped when the service rejects it. The service may revoke a token early, so our clock is never trusted alone.
  */
 
 export interface HeldToken {
@@ -33,50 +35,84 @@ export class MemoryTokenStore implements TokenStore {
 }
 
 export const TOKEN_LIFETIME_MS = 30 * 60_000;
+/** A held token is served until this long before its lifetime ends, so it cannot expire in flight. */
+const EXPIRY_MARGIN_MS = 30_000;
+/** After a background renewal failed, the next one waits this long (the held token still serves). */
+const RENEWAL_RETRY_MS = 30_000;
 
 export interface TokenManagerOptions {
   /** Renew this long before the lifetime runs out. */
   renewBeforeMs?: number;
   store?: TokenStore;
   now?: () => number;
+  logger?: { warn(obj: object, msg: string): void };
 }
 
 export class TokenManager {
   private readonly inFlight = new Map<string, Promise<string>>();
+  private readonly renewalFailedAt = new Map<string, number>();
   private readonly store: TokenStore;
   private readonly now: () => number;
   private readonly renewBeforeMs: number;
 
   constructor(
+    /** Obtains a new token, through its own policy, never the data calls' breaker. */
     private readonly authenticate: (licensee: Licensee) => Promise<string>,
-    options: TokenManagerOptions = {},
+    private readonly options: TokenManagerOptions = {},
   ) {
     this.store = options.store ?? new MemoryTokenStore();
     this.now = options.now ?? (() => Date.now());
     this.renewBeforeMs = options.renewBeforeMs ?? 5 * 60_000;
   }
 
-  /** A token believed valid, authenticating once for all waiting callers when there is none. */
-  async get(licensee: Licensee): Promise<string> {
+  /**
+   * A token believed valid. Near the end of its life the held token is still served while one
+   * renewal runs behind it; only a caller with no valid token waits for an authenticate, and no
+   * longer than its deadline.
+   */
+  async get(licensee: Licensee, deadline = Infinity): Promise<string> {
     const held = await this.store.get(licensee.id);
-    if (held && this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held.token;
+    const age = held ? this.now() - held.obtainedAt : Infinity;
+    if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held.token;
+    if (held && age < TOKEN_LIFETIME_MS - EXPIRY_MARGIN_MS) {
+      this.renewBehind(licensee);
+      return held.token;
+    }
+    return withDeadline(this.obtainOnce(licensee), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'));
+  }
+
+  /** Whether a token is held that our clock still believes valid. */
+  async holds(licensee: Licensee): Promise<boolean> {
+    const held = await this.store.get(licensee.id);
+    return held !== undefined && this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - EXPIRY_MARGIN_MS;
+  }
+
+  /** The service rejected this token: forget it so the next get authenticates. */
+  async reject(licensee: Licensee, token: string): Promise<void> {
+    await this.store.drop(licensee.id, token);
+  }
+
+  private renewBehind(licensee: Licensee): void {
+    if (this.inFlight.has(licensee.id)) return;
+    const failedAt = this.renewalFailedAt.get(licensee.id);
+    if (failedAt !== undefined && this.now() - failedAt < RENEWAL_RETRY_MS) return;
+    this.obtainOnce(licensee).then(
+      () => this.renewalFailedAt.delete(licensee.id),
+      (error: unknown) => {
+        this.renewalFailedAt.set(licensee.id, this.now());
+        this.options.logger?.warn({ licensee: licensee.id, error: (error as Error).message }, 'token renewal failed; serving the held token');
+      },
+    );
+  }
+
+  /** One authenticate per licensee at a time, however many callers wait for it. */
+  private obtainOnce(licensee: Licensee): Promise<string> {
     let pending = this.inFlight.get(licensee.id);
     if (!pending) {
       pending = this.obtain(licensee).finally(() => this.inFlight.delete(licensee.id));
       this.inFlight.set(licensee.id, pending);
     }
     return pending;
-  }
-
-  /** Whether a token is held that our clock still believes valid. */
-  async holds(licensee: Licensee): Promise<boolean> {
-    const held = await this.store.get(licensee.id);
-    return held !== undefined && this.now() - held.obtainedAt < TOKEN_LIFETIME_MS;
-  }
-
-  /** The service rejected this token: forget it so the next get authenticates. */
-  async reject(licensee: Licensee, token: string): Promise<void> {
-    await this.store.drop(licensee.id, token);
   }
 
   private async obtain(licensee: Licensee): Promise<string> {

@@ -106,6 +106,13 @@ describe('mutation inputs are checked before any upstream call', () => {
     ['a name over 255 characters', CreateCustomFieldDocument, { input: { name: 'x'.repeat(256) } }, 'input.name'],
     ['no nights', RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights: [] } }, 'input.nights'],
     ['negative rooms', RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights: [{ date: '2027-03-12', rooms: -2 }] } }, 'input.nights.0.rooms'],
+    // The limits live in the endpoint table alone; its parameter paths are mapped to the input's.
+    ['an option value over 255 characters', SaveEventQuestionDocument, { input: { eventId: 5001, questionId: 1, question: 'Q', type: 'SELECT_BOX', options: [{ value: '1', label: 'Y' }, { value: 'v'.repeat(256), label: 'N' }], enabled: true } }, 'input.options.1.value'],
+    ['51 options', SaveEventQuestionDocument, { input: { eventId: 5001, questionId: 1, question: 'Q', type: 'SELECT_BOX', options: Array.from({ length: 51 }, (_, i) => ({ value: String(i), label: 'L' })), enabled: true } }, 'input.options'],
+    ['a question over 1000 characters', SaveEventQuestionDocument, { input: { eventId: 5001, questionId: 1, question: 'q'.repeat(1001), type: 'TEXT_AREA', enabled: true } }, 'input.question'],
+    ['a value over 1000 characters', SetCustomFieldValueDocument, { input: { customFieldId: 2, value: 'v'.repeat(1001), reservationNumber: 760_001 } }, 'input.value'],
+    ['cc emails over 255 characters together', UpsertAttendeeDocument, { input: { attendeeId: 'A', registrationEventId: 'R', ccEmails: Array.from({ length: 20 }, (_, i) => `someone-${i}@example.com`) } }, 'input.ccEmails'],
+    ['367 nights', RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights: Array.from({ length: 367 }, (_, i) => ({ date: new Date(Date.UTC(2027, 0, 1 + i)).toISOString().slice(0, 10), rooms: 1 })) } }, 'input.nights'],
   ];
   it.each(cases)('%s', async (_name, document, variables, field) => {
     t.clearLog();

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../src/upstream/client.ts';
 import type { Licensee } from '../../src/upstream/licensee.ts';
@@ -5,7 +7,7 @@ import type { Licensee } from '../../src/upstream/licensee.ts';
 export const LICENSEE_1001: Licensee = { id: '1001', key: 'demo-key-1001', timeZone: 'UTC' };
 export const LICENSEE_2002: Licensee = { id: '2002', key: 'demo-key-2002', timeZone: 'America/New_York' };
 
-export function clientFor(emulator: Emulator, options: Partial<UpstreamOptions> = {}): UpstreamClient {
+export function clientFor(emulator: { url: string }, options: Partial<UpstreamOptions> = {}): UpstreamClient {
   return new UpstreamClient({
     baseUrl: emulator.url,
     userAgent: 'reservation-gateway/test',
@@ -20,6 +22,23 @@ export function clientFor(emulator: Emulator, options: Partial<UpstreamOptions> 
 export async function emulatorAndClient(emulatorOptions: EmulatorOptions = {}, clientOptions: Partial<UpstreamOptions> = {}) {
   const emulator = await startEmulator({ port: 0, ...emulatorOptions });
   return { emulator, client: clientFor(emulator, clientOptions) };
+}
+
+/** Calls the emulator's control surface over HTTP (upstream contract: /_emulator/…). */
+export async function control(emulator: Emulator, action: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${emulator.url}/_emulator/${action}`, {
+    method: body === undefined && action === 'requests' ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? (action === 'requests' ? undefined : '{}') : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`/_emulator/${action} answered ${res.status}`);
+  return res.json();
+}
+
+/** Requests of the emulator's log over HTTP, per endpoint. */
+export async function requestsTo(emulator: Emulator, endpoint: string): Promise<{ status: number; at: string }[]> {
+  const { requests } = (await control(emulator, 'requests')) as { requests: { endpoint: string; status: number; at: string }[] };
+  return requests.filter((r) => r.endpoint === endpoint);
 }
 
 /** The emulator's request log, straight from its state. */
@@ -48,5 +67,47 @@ export async function settle<T>(promises: Promise<T>[]) {
   return {
     ok: results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<T>).value),
     errors: results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as Error & { code?: string }),
+  };
+}
+
+export interface StubAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface StubService {
+  url: string;
+  /** Endpoints of the requests received, in order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A tiny stand-in for the service, for answers the emulator cannot give (a Retry-After of a day,
+ * an error echoing a client's value). `answer` gets the endpoint and the n-th request to it (1-based).
+ */
+export async function startStub(answer: (endpoint: string, nth: number) => StubAnswer): Promise<StubService> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const endpoint = /\/api\/v\d+\/(\w+)/.exec(req.url ?? '')?.[1] ?? '';
+      requests.push(endpoint);
+      const { status, body, headers = {} } = answer(endpoint, requests.filter((e) => e === endpoint).length);
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(body === undefined ? '' : JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

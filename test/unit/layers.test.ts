@@ -29,10 +29,10 @@ describe('layers', () => {
     expect(offending).toEqual([]);
   });
 
-  it('resolvers import no GraphQL and build no URL; only the upstream client imports undici', () => {
+  it('resolvers import no GraphQL and build no URL; only the upstream transport imports undici', () => {
     const resolvers = layer('resolvers').flatMap(({ file, imports }) => imports.filter((i) => /graphql|pothos|undici|\.\.\/schema/.test(i)).map((i) => `${file} → ${i}`));
     expect(resolvers).toEqual([]);
     const undici = [...layer('schema'), ...layer('resolvers'), ...layer('upstream')].filter(({ imports }) => imports.includes('undici')).map(({ file }) => file);
-    expect(undici).toEqual(['upstream/client.ts']);
+    expect(undici).toEqual(['upstream/transport.ts']);
   });
 });

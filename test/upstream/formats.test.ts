@@ -81,3 +81,46 @@ describe('countries', () => {
   ])('reads %s as %s', (text, code) => expect(toCountryCode(text)).toBe(code));
   it.each(['Atlantis', 'XX', 'XXX', ''])('refuses %j', (text) => expect(() => toCountryCode(text)).toThrow(FormatError));
 });
+
+describe('country names refused before (official ISO 3166 short names and their ISO spellings)', () => {
+  it.each([
+    ['Viet Nam', 'VN'],
+    ['Cabo Verde', 'CV'],
+    ['Réunion', 'RE'],
+    ['Reunion', 'RE'],
+    ['United Kingdom of Great Britain and Northern Ireland', 'GB'],
+    ['United Kingdom of Great Britain and Northern Ireland (the)', 'GB'],
+    ['Bolivia (Plurinational State of)', 'BO'],
+    ['Bolivia, Plurinational State of', 'BO'],
+    ['Iran (Islamic Republic of)', 'IR'],
+    ['Tanzania, the United Republic of', 'TZ'],
+    ['Congo (the Democratic Republic of the)', 'CD'],
+    ['Congo', 'CG'],
+    ['Korea (the Republic of)', 'KR'],
+    ["Korea (the Democratic People's Republic of)", 'KP'],
+    ['Palestine, State of', 'PS'],
+    ['Türkiye', 'TR'],
+    ['Turkey', 'TR'],
+    ['Vietnam', 'VN'],
+    ['Cape Verde', 'CV'],
+  ])('reads %s as %s', (text, code) => expect(toCountryCode(text)).toBe(code));
+});
+
+describe('years outside 1000–9999', () => {
+  it.each([
+    ['0999-12-31', () => toUpstreamDate('0999-12-31')],
+    ['31-Dec-0999', () => fromUpstreamDate('31-Dec-0999')],
+    ['05-Jan-0999 4:02 pm', () => fromUpstreamTimestamp('05-Jan-0999 4:02 pm', 'UTC')],
+    ['+010000-01-01T00:00:00Z', () => fromUpstreamTimestamp('+010000-01-01T00:00:00Z', 'UTC')],
+    ['0500-01-01T00:00:00Z', () => toUpstreamTimestamp('0500-01-01T00:00:00Z', 'UTC')],
+    ['+010000-01-01T00:00:00+00:00', () => normalizeIsoTimestamp('+010000-01-01T00:00:00+00:00')],
+  ])('refuses %s with a message naming the value', (value, convert) => {
+    expect(convert).toThrow(FormatError);
+    expect(convert).toThrow(`"${value}" has a year outside 1000–9999`);
+  });
+
+  it('accepts the first and the last of them', () => {
+    expect(toUpstreamDate('1000-01-01')).toBe('01-Jan-1000');
+    expect(fromUpstreamDate('31-Dec-9999')).toBe('9999-12-31');
+  });
+});

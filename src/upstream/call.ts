@@ -1,0 +1,32 @@
+import type { AnyEndpoint, EndpointName } from './endpoints.ts';
+import type { Licensee } from './licensee.ts';
+
+/** One upstream call as it passes the layers of the call path (see client.ts for their order). */
+export interface UpstreamCall {
+  licensee: Licensee;
+  name: EndpointName;
+  endpoint: AnyEndpoint;
+  /** The parameters, checked and converted to wire values; never the token. */
+  params: Record<string, unknown>;
+  /** Absolute time (ms since epoch) after which nothing more is started or waited for. */
+  deadline: number;
+  /** Set by the token layer; authenticate carries none. */
+  token?: string;
+}
+
+/** Sends a call on and resolves to its decoded answer. */
+export type Send = (call: UpstreamCall) => Promise<unknown>;
+
+/** One job of the call path, wrapped around the rest of it (as undici's interceptors are). */
+export type Layer = (next: Send) => Send;
+
+/** A layer with the name the order test and the logs know it by. */
+export interface NamedLayer {
+  name: string;
+  layer: Layer;
+}
+
+/** The first layer is the outermost: a call passes the layers in the order given, then `last`. */
+export function compose(layers: readonly NamedLayer[], last: Send): Send {
+  return layers.reduceRight<Send>((next, { layer }) => layer(next), last);
+}

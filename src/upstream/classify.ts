@@ -1,0 +1,142 @@
+import { BrokenCircuitError } from 'cockatiel';
+import type { UpstreamCall } from './call.ts';
+import { schemasOf } from './endpoints.ts';
+import { BadInputError, NotFoundError, RateLimitedError, UpstreamError, UpstreamResponseError, UpstreamUnavailableError } from './errors.ts';
+import type { Licensee } from './licensee.ts';
+import { AttemptFailure } from './retry.ts';
+import type { RawAnswer } from './transport.ts';
+
+/**
+ * What an answer of the service means: the decoded value, or the failure it reports, classified
+ * for the layers (AttemptFailure for retry and breaker, TokenRejectedError for the token layer,
+ * an UpstreamError for what the caller gets). Keys and tokens never reach a message.
+ */
+
+/** The service refused the token a call carried; the token layer authenticates again. */
+export class TokenRejectedError extends Error {
+  override name = 'TokenRejectedError';
+}
+
+/** The answer's decoded value, or throws the failure it reports. */
+export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () => number = Date.now): unknown {
+  const { status } = answer;
+  const body = parseJson(answer.text);
+  const problem = describeProblem(status, body);
+  if (call.token !== undefined && isTokenRejection(status, body, problem)) throw new TokenRejectedError(`${call.name}: token refused`);
+  if (status === 429 || problem?.code === 'RATE_LIMITED') {
+    throw new AttemptFailure('throttled', 'rate limited', { status: 429, retryAfterMs: retryAfterMs(answer.headers['retry-after'], now) });
+  }
+  if (status >= 500) throw new AttemptFailure('server', `status ${status}`, { status });
+  if (problem) throw refusal(call, status, problem);
+  if (status < 200 || status >= 300) throw new UpstreamResponseError(`the reservation service answered ${call.name} with status ${status}`, status);
+  if (body === undefined) throw new AttemptFailure('malformed', 'body is not JSON', { status });
+  const decoded = schemasOf(call.name, call.licensee).response.safeParse(body);
+  if (!decoded.success) {
+    throw new UpstreamResponseError(`the reservation service answered ${call.name} in an unexpected shape: ${decoded.error.issues[0]?.message ?? 'invalid'}`, status);
+  }
+  return decoded.data;
+}
+
+/** Whatever a call ended with, as the one taxonomy callers see. */
+export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): Error {
+  if (error instanceof UpstreamError) return error;
+  const { name } = call;
+  if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
+  if (error instanceof TokenRejectedError) return new UpstreamResponseError('the reservation service refused a fresh token');
+  if (error instanceof AttemptFailure) {
+    if (error.kind === 'throttled') return new RateLimitedError(Math.max(1, Math.ceil(Math.min(error.retryAfterMs ?? rateWindowMs, rateWindowMs) / 1000)));
+    if (error.kind === 'malformed') return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);
+    const doubt = error.maybeProcessed && !call.endpoint.idempotent ? ' (it may or may not have been applied)' : '';
+    return new UpstreamUnavailableError(`the reservation service could not be reached for ${name}: ${error.message}${doubt}`, error.status);
+  }
+  return new UpstreamResponseError(`unexpected failure calling ${name}`);
+}
+
+/** Retry-After in whole seconds or as an HTTP date (RFC 9110, 10.2.3) → ms; undefined when absent or unreadable. */
+function retryAfterMs(header: string | string[] | undefined, now: () => number): number | undefined {
+  const text = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now());
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+interface Problem {
+  code?: string;
+  message?: string;
+  field?: string;
+}
+
+/**
+ * The error a body reports, in any of the contract's forms: `{"error": {…}}`, `{"error": "…"}`,
+ * `{"success": false, …}`, `{"status": "error", …}`; for a non-2xx status without a readable body,
+ * a problem named after the status.
+ */
+function describeProblem(status: number, body: unknown): Problem | undefined {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const fields = body as Record<string, unknown>;
+    const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    if (fields.error && typeof fields.error === 'object') {
+      const error = fields.error as Record<string, unknown>;
+      return { code: text(error.code), message: text(error.message), field: text(error.field) };
+    }
+    if (typeof fields.error === 'string') return { code: text(fields.code), message: fields.error, field: text(fields.field) };
+    if (fields.success === false || fields.status === 'error') return { code: text(fields.code), message: text(fields.message), field: text(fields.field) };
+  }
+  if (status >= 400) return { message: `status ${status}` };
+  return undefined;
+}
+
+const TOKEN_CODES = new Set(['INVALID_TOKEN', 'TOKEN_EXPIRED']);
+const TOKEN_WORDS = /token/i;
+const TOKEN_PROBLEM = /(invalid|expired|unknown|malformed|revoked)/i;
+
+/**
+ * Token rejections come in many forms (upstream contract). A code of the service's own or an error
+ * naming the `token` field counts at any status; the words "token" and "invalid" in a message count
+ * only on 401/403, because a 200/400 message may echo a client's value back, and a client must not
+ * be able to force an authenticate per request by putting those words in one.
+ */
+function isTokenRejection(status: number, body: unknown, problem: Problem | undefined): boolean {
+  if (![200, 400, 401, 403].includes(status) || !problem) return false;
+  if (problem.code !== undefined && TOKEN_CODES.has(problem.code)) return true;
+  if (problem.field === 'token') return true;
+  if (status !== 401 && status !== 403) return false;
+  const words = `${problem.code ?? ''} ${problem.message ?? ''}`;
+  if (TOKEN_WORDS.test(words) && TOKEN_PROBLEM.test(words)) return true;
+  // A bare 401 (no readable body) to a call that carried a token is about that token.
+  return status === 401 && body === undefined;
+}
+
+/** A refusal the service meant: mapped to the taxonomy, with its message cleaned of secrets. */
+function refusal(call: UpstreamCall, status: number, problem: Problem): UpstreamError {
+  const { name, licensee } = call;
+  const message = clean(problem.message ?? `status ${status}`, licensee);
+  const code = problem.code ?? '';
+  if (name === 'authenticate' && (status === 401 || code === 'INVALID_CREDENTIALS')) {
+    return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.id}`, status, code);
+  }
+  if (status === 404 || code === 'NOT_FOUND') return new NotFoundError(message, problem.field);
+  if (status === 400 || code === 'MISSING_PARAMETER' || code === 'INVALID_PARAMETER') return new BadInputError(message, problem.field, status);
+  if (status === 410 || code === 'FEATURE_UNAVAILABLE') return new UpstreamResponseError(`${name} is unavailable upstream: ${message}`, status, code);
+  return new UpstreamResponseError(`the reservation service refused ${name}: ${message}`, status, code);
+}
+
+/** Upstream messages are passed on to clients: never with the key, a token or a URL in them. */
+function clean(message: string, licensee: Licensee): string {
+  return message
+    .split(licensee.key)
+    .join('[key]')
+    .replace(/https?:\/\/\S+/g, '[url]')
+    .replace(/[A-Za-z0-9_-]{24,}/g, '[redacted]')
+    .slice(0, 300);
+}

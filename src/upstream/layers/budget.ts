@@ -1,0 +1,33 @@
+import type { Layer } from '../call.ts';
+import type { RateBudget } from '../rate-limit.ts';
+import { AttemptFailure } from '../retry.ts';
+
+type Logger = { warn(obj: object, msg: string): void };
+
+/**
+ * Each attempt waits for a slot of the licensee's rate budget (until its deadline at most) and
+ * gives it back when answered. It sits inside retry: every attempt is a request the service counts.
+ * A 429 still answered throttles the licensee (rate-limit.ts); any other answer ends a throttle.
+ */
+export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
+  return (next) => async (call) => {
+    const licensee = call.licensee.id;
+    const slot = await budget.acquire(licensee, call.deadline);
+    try {
+      const result = await next(call);
+      budget.recovered(licensee);
+      return result;
+    } catch (error) {
+      if (error instanceof AttemptFailure && error.kind === 'throttled') {
+        const waitMs = budget.throttle(licensee, slot, error.retryAfterMs);
+        logger?.warn({ endpoint: call.name, licensee, waitMs, retryAfter: error.retryAfterMs !== undefined }, 'upstream answered 429; holding this licensee back');
+      } else if (!(error instanceof AttemptFailure)) {
+        // The service answered (a refusal is an answer): it is taking requests again.
+        budget.recovered(licensee);
+      }
+      throw error;
+    } finally {
+      void budget.finish(licensee, slot);
+    }
+  };
+}

@@ -1,0 +1,69 @@
+import { stableKey, type CacheStore } from '../cache.ts';
+import type { Layer, Send, UpstreamCall } from '../call.ts';
+
+/**
+ * The outermost layer: identical calls in flight share one request, answers are kept for the
+ * endpoint's lifetime, and a mutation drops what it changes. Each cache tag has a generation,
+ * raised when a mutation invalidates it: a read that started before the last invalidation of one
+ * of its tags is neither joined by later reads nor cached, since it may have been answered from
+ * before the change (otherwise a question saved a moment ago is missing from the list for a TTL).
+ */
+export class SharedReads {
+  private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
+  private readonly generations = new Map<string, number>();
+
+  constructor(private readonly cache: CacheStore) {}
+
+  readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
+    const { endpoint } = call;
+    const key = `${call.licensee.id}|${call.name}|${stableKey(call.params)}`;
+    const tags = tagsOf(call);
+    if (endpoint.cacheTtlMs > 0) {
+      const cached = await this.cache.get(key);
+      if (cached !== undefined) return cached;
+    }
+    const generations = tags.map((tag) => this.generation(tag));
+    const shared = this.inFlight.get(key);
+    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) return shared.pending;
+
+    const pending = next(call).then(async (result) => {
+      const unchanged = sameGenerations(generations, tags.map((tag) => this.generation(tag)));
+      if (endpoint.cacheTtlMs > 0 && unchanged) await this.cache.set(key, result, endpoint.cacheTtlMs, tags);
+      for (const tag of endpoint.invalidates?.(call.params) ?? []) await this.invalidate(`${call.licensee.id}|${tag}`);
+      return result;
+    });
+    if (endpoint.idempotent) {
+      this.inFlight.set(key, { pending, generations });
+      const forget = () => {
+        if (this.inFlight.get(key)?.pending === pending) this.inFlight.delete(key);
+      };
+      pending.then(forget, forget);
+    }
+    return pending;
+  };
+
+  /** Forgets every cached answer. */
+  async clear(): Promise<void> {
+    await this.cache.clear();
+  }
+
+  private async invalidate(tag: string): Promise<void> {
+    this.generations.set(tag, this.generation(tag) + 1);
+    await this.cache.dropTag(tag);
+  }
+
+  private generation(tag: string): number {
+    return this.generations.get(tag) ?? 0;
+  }
+}
+
+/** A call's answer is filed under its endpoint, and under its endpoint and event when it has one. */
+function tagsOf(call: UpstreamCall): string[] {
+  const base = `${call.licensee.id}|${call.name}`;
+  const eventId = call.params.eventId;
+  return eventId === undefined ? [base] : [base, `${base}|${String(eventId)}`];
+}
+
+function sameGenerations(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}

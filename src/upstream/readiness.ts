@@ -1,0 +1,56 @@
+import type { Layer } from './call.ts';
+import { withDeadline } from './deadline.ts';
+import type { Licensee } from './licensee.ts';
+import type { Breaker } from './retry.ts';
+import type { TokenManager } from './tokens.ts';
+
+export interface ReadinessOptions {
+  tokens: TokenManager;
+  breaker: Breaker;
+  /** How long `ready` may take (architecture, "Readiness": within a second). */
+  answerWithinMs?: number;
+  /** At most one authenticate this often on readiness' behalf, so health checks spend no budget. */
+  authenticateEveryMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Whether the gateway can serve, answered from state: not while the breaker is open; yes while a
+ * valid token is held or the last upstream call succeeded. Only when neither says so does it ask
+ * for a token, at most once per `authenticateEveryMs`, and it answers within `answerWithinMs`
+ * whether or not that authenticate has finished.
+ */
+export class Readiness {
+  private lastCallSucceeded = false;
+  private readonly askedAt = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: ReadinessOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Records the outcome of every attempt that reached the transport. */
+  readonly layer: Layer = (next) => async (call) => {
+    try {
+      const result = await next(call);
+      this.lastCallSucceeded = true;
+      return result;
+    } catch (error) {
+      this.lastCallSucceeded = false;
+      throw error;
+    }
+  };
+
+  async ready(licensee: Licensee): Promise<boolean> {
+    if (this.options.breaker.isOpen()) return false;
+    if (this.lastCallSucceeded || (await this.options.tokens.holds(licensee))) return true;
+    const askedAt = this.askedAt.get(licensee.id);
+    if (askedAt !== undefined && this.now() - askedAt < (this.options.authenticateEveryMs ?? 30_000)) return false;
+    this.askedAt.set(licensee.id, this.now());
+    const obtained = this.options.tokens.get(licensee).then(
+      () => true,
+      () => false,
+    );
+    return withDeadline(obtained, Date.now() + (this.options.answerWithinMs ?? 1_000), () => new Error('not yet')).catch(() => false);
+  }
+}

@@ -1,0 +1,26 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/**
+ * One home for each input limit: the endpoint table. Filters the gateway applies itself (hotels)
+ * and filters sent upstream (reservations) are held to its rules, reported at the filter's path.
+ */
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startGateway();
+});
+afterAll(() => t.close());
+
+describe('filter limits come from the endpoint table, named by the filter path', () => {
+  it.each([
+    ['hotels', `{ event(eventId: 5001) { hotels(filter: { city: "${'c'.repeat(256)}" }) { hotelId } } }`, 'filter.city'],
+    ['reservations', `{ event(eventId: 5001) { reservations(first: 1, filter: { label1: "${'l'.repeat(256)}" }) { totalCount } } }`, 'filter.label1'],
+  ])('%s', async (_name, query, field) => {
+    t.clearLog();
+    const res = await t.exec(query);
+    const error = res.errors?.[0];
+    expect(error?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
+    expect(error?.message).toBe(`${field}: must be at most 255 characters`);
+    expect(t.calls().filter((c) => c.endpoint !== 'getevent')).toEqual([]);
+  });
+});

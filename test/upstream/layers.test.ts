@@ -1,0 +1,195 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryCacheStore } from '../../src/upstream/cache.ts';
+import { compose, type Send, type UpstreamCall } from '../../src/upstream/call.ts';
+import { classifyAnswer, TokenRejectedError } from '../../src/upstream/classify.ts';
+import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
+import type { UpstreamError } from '../../src/upstream/errors.ts';
+import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
+import { SharedReads } from '../../src/upstream/layers/share-and-cache.ts';
+import { tokenLayer } from '../../src/upstream/layers/token.ts';
+import { AttemptFailure, createBreaker } from '../../src/upstream/retry.ts';
+import { TokenManager } from '../../src/upstream/tokens.ts';
+import { clientFor, LICENSEE_1001, startStub, type StubService } from '../helpers/upstream.ts';
+
+/** Each layer of the call path on its own, with a fake `next`, and their order in the client. */
+
+const stubs: StubService[] = [];
+afterEach(async () => {
+  await Promise.all(stubs.splice(0).map((s) => s.close()));
+});
+
+function callOf(name: EndpointName, params: Record<string, unknown>, deadline = Date.now() + 5_000): UpstreamCall {
+  return { licensee: LICENSEE_1001, name, endpoint: ENDPOINTS[name] as unknown as AnyEndpoint, params, deadline };
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('the call path', () => {
+  it('is composed in one order: share and cache, token, retry and breaker, budget, then the transport', () => {
+    const client = clientFor({ url: 'http://127.0.0.1:9' });
+    expect(client.layerNames).toEqual(['share-and-cache', 'token', 'retry-and-breaker', 'budget', 'readiness']);
+    void client.close();
+  });
+
+  it('compose runs the first layer outermost', async () => {
+    const seen: string[] = [];
+    const named = (name: string) => ({ name, layer: (next: Send): Send => (call) => (seen.push(name), next(call)) });
+    await compose([named('a'), named('b'), named('c')], async () => seen.push('last'))(callOf('getevent', { eventId: 1 }));
+    expect(seen).toEqual(['a', 'b', 'c', 'last']);
+  });
+
+  it('an open circuit fails fast without taking a budget slot (the breaker sits outside the budget)', async () => {
+    const stub = await startStub((endpoint) => (endpoint === 'authenticate' ? { status: 200, body: { token: 't' } } : { status: 503 }));
+    stubs.push(stub);
+    const client = clientFor(stub, { maxRetries: 0, halfOpenAfterMs: 60_000 });
+    for (let i = 0; i < 20; i++) await client.call(LICENSEE_1001, 'getevent', { eventId: i + 1 }).catch(() => undefined);
+    const acquire = vi.spyOn(client.budget, 'acquire');
+    const error = (await client.call(LICENSEE_1001, 'getevent', { eventId: 99 }).catch((e: unknown) => e)) as UpstreamError;
+    expect(error.message).toContain('circuit open');
+    expect(acquire).not.toHaveBeenCalled();
+    await client.close();
+  });
+});
+
+describe('share and cache', () => {
+  it('stale reads after a write: a read in flight when a mutation completes is neither joined by later reads nor cached', async () => {
+    const answers: ReturnType<typeof deferred<unknown>>[] = [];
+    const next: Send = (call) => {
+      if (call.name === 'posteventquestion') return Promise.resolve({ success: true });
+      const answer = deferred<unknown>();
+      answers.push(answer);
+      return answer.promise;
+    };
+    const send = new SharedReads(new MemoryCacheStore()).layer(next);
+    const questions = callOf('geteventquestions', { eventId: 5001 });
+
+    const before = send(questions); // in flight while the question is saved
+    await vi.waitFor(() => expect(answers).toHaveLength(1));
+    await send(callOf('posteventquestion', { eventId: 5001, questionId: 7, question: 'Q?', type: 1, enabled: true }));
+    const after = send(questions);
+    await vi.waitFor(() => expect(answers).toHaveLength(2)); // not joined to the read from before the write
+    answers[0]!.resolve(['old list']);
+    answers[1]!.resolve(['old list', 'Q?']);
+    expect(await before).toEqual(['old list']);
+    expect(await after).toEqual(['old list', 'Q?']);
+    // What is cached is the answer of the read that started after the write.
+    expect(await send(questions)).toEqual(['old list', 'Q?']);
+    expect(answers).toHaveLength(2);
+  });
+
+  it('joins identical reads and caches their answer for the endpoint’s lifetime', async () => {
+    const next = vi.fn<Send>(async () => ['answer']);
+    const send = new SharedReads(new MemoryCacheStore()).layer(next);
+    const results = await Promise.all([1, 2, 3].map(() => send(callOf('geteventquestions', { eventId: 5001 }))));
+    await send(callOf('geteventquestions', { eventId: 5001 }));
+    expect(results).toEqual([['answer'], ['answer'], ['answer']]);
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('token', () => {
+  it('repeats a call once with a fresh token after a rejection, and gives up after a second', async () => {
+    let issued = 0;
+    const tokens = new TokenManager(async () => `token-${++issued}`);
+    const sent: (string | undefined)[] = [];
+    const rejectAll: Send = async (call) => {
+      sent.push(call.token);
+      throw new TokenRejectedError('refused');
+    };
+    const error = await tokenLayer(tokens)(rejectAll)(callOf('getevent', { eventId: 1 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenRejectedError);
+    expect(sent).toEqual(['token-1', 'token-2']);
+    expect(await tokens.holds(LICENSEE_1001)).toBe(false);
+  });
+});
+
+describe('retry and breaker', () => {
+  it('breaker deadlock: a call waiting for a half-open breaker’s probe stops waiting at its deadline', async () => {
+    const breaker = createBreaker(10);
+    const down: Send = async () => {
+      throw new AttemptFailure('server', 'status 503', { status: 503 });
+    };
+    const failing = retryLayer({ maxRetries: 0, breaker })(down);
+    for (let i = 0; i < 20; i++) await failing(callOf('getevent', { eventId: 1 })).catch(() => undefined);
+    expect(breaker.isOpen()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const probe = deferred<unknown>();
+    const send = retryLayer({ maxRetries: 0, breaker })(() => probe.promise);
+    const probing = send(callOf('getevent', { eventId: 2 })); // becomes the half-open probe and hangs
+    const waiting = await send(callOf('getevent', { eventId: 3 }, Date.now() + 50)).catch((e: unknown) => e);
+    expect((waiting as UpstreamError).code).toBe('UPSTREAM_UNAVAILABLE');
+    probe.resolve('late');
+    expect(await probing).toBe('late');
+  });
+});
+
+describe('classification', () => {
+  const answer = (status: number, body: unknown) => ({ status, headers: {}, text: body === undefined ? '' : JSON.stringify(body) });
+  const withToken = { ...callOf('getevent', { eventId: 1 }), token: 't' };
+  const classify = (status: number, body: unknown) => {
+    try {
+      classifyAnswer(withToken, answer(status, body));
+      return 'decoded';
+    } catch (error) {
+      return error instanceof TokenRejectedError ? 'token' : (error as UpstreamError).code ?? (error as Error).name;
+    }
+  };
+
+  it.each([
+    [401, { error: { code: 'INVALID_TOKEN', message: 'token is invalid' } }, 'token'],
+    [200, { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }, 'token'],
+    [400, { error: { code: 'INVALID_PARAMETER', message: 'bad', field: 'token' } }, 'token'],
+    [403, { success: false, message: 'Invalid or expired token' }, 'token'],
+    [401, undefined, 'token'],
+    // A client's value echoed back must not force an authenticate per request.
+    [400, { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } }, 'BAD_USER_INPUT'],
+    [200, { success: false, message: 'label1 "token invalid" is too long' }, 'UPSTREAM_ERROR'],
+  ] as const)('status %s with %j is %s', (status, body, expected) => {
+    expect(classify(status, body)).toBe(expected);
+  });
+
+  it('reads Retry-After in seconds, and leaves it undefined when absent', () => {
+    const throttled = (headers: Record<string, string>) => {
+      try {
+        classifyAnswer(withToken, { status: 429, headers, text: '' });
+      } catch (error) {
+        return (error as AttemptFailure).retryAfterMs;
+      }
+    };
+    expect(throttled({ 'retry-after': '86400' })).toBe(86_400_000);
+    expect(throttled({})).toBeUndefined();
+  });
+});
+
+describe('TokenManager', () => {
+  it('serves the held token in its last minutes while one renewal runs, and fails only when no valid token is held', async () => {
+    let now = 0;
+    let calls = 0;
+    let fail = false;
+    const tokens = new TokenManager(
+      async () => {
+        calls++;
+        if (fail) throw new Error('authenticate failed');
+        return `token-${calls}`;
+      },
+      { now: () => now },
+    );
+    expect(await tokens.get(LICENSEE_1001)).toBe('token-1');
+    now = 27 * 60_000;
+    fail = true;
+    expect(await Promise.all([1, 2, 3].map(() => tokens.get(LICENSEE_1001)))).toEqual(['token-1', 'token-1', 'token-1']);
+    await vi.waitFor(() => expect(calls).toBe(2)); // one renewal for the three callers
+    now = 31 * 60_000; // the held token has expired: nothing valid to serve
+    await expect(tokens.get(LICENSEE_1001)).rejects.toThrow('authenticate failed');
+  });
+
+  it('a caller waits for a token no longer than its deadline', async () => {
+    const tokens = new TokenManager(() => new Promise<string>(() => undefined));
+    const error = (await tokens.get(LICENSEE_1001, Date.now() + 30).catch((e: unknown) => e)) as UpstreamError;
+    expect(error.code).toBe('UPSTREAM_UNAVAILABLE');
+  });
+});
