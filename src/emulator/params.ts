@@ -72,11 +72,11 @@ function convert(name: string, value: unknown, spec: ParamSpec, zone: string): u
       throw invalid(name, `${name} must be true or false`);
     }
     case 'day':
-      return orInvalid(parseDay(text), name, `${name} must be a date like 13-Mar-2027`);
+      return orInvalid(parseDay(text), name, `${name} must be a date like 13-Mar-2027, in the years 1000 to 9999`);
     case 'isoDay':
-      return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13`);
+      return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13, in the years 1000 to 9999`);
     case 'timestamp':
-      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm`);
+      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm, in the years 1000 to 9999`);
     case 'string': {
       const max = spec.max ?? MAX_DEFAULT;
       if (text.length > max) throw invalid(name, `${name} is longer than ${max} characters`);

@@ -102,6 +102,19 @@ describe('getpickup and posteventhotelactualized', () => {
     expect([res.status, res.body.error.field]).toEqual([status, field]);
   });
 
+  // Faults: rooms of 1e300 were accepted, and so was the same night twice.
+  it.each([
+    [[{ date: '13-Mar-2027', rooms: 1e300 }], 'actualized[0].rooms must be a whole number of rooms from 0 to 2147483647'],
+    [[{ date: '13-Mar-2027', rooms: '99999999999999999999' }], 'actualized[0].rooms must be a whole number of rooms from 0 to 2147483647'],
+    [[{ date: '13-Mar-2027', rooms: 3 }, { date: '13-mar-2027', rooms: 4 }], 'actualized[1].date 13-Mar-2027 is given twice'],
+    [[{ date: '01-Jun-0999', rooms: 3 }], 'actualized[0].date must be a date like 13-Mar-2027, in the years 1000 to 9999'],
+  ])('refuses actualized %j and stores nothing', async (actualized, message) => {
+    const hotelId = store().hotelsByEvent.get(5001)![0]!.hotelId;
+    const res = await rest.call('posteventhotelactualized', { eventId: 5001, hotelId, actualized: actualized as never }, { json: true });
+    expect([res.status, res.body.error]).toEqual([400, { code: 'INVALID_PARAMETER', field: 'actualized', message }]);
+    expect(store().actualized.size).toBe(0);
+  });
+
   it('refuses a hotel of another event with 404', async () => {
     const other = store().hotelsByEvent.get(5002)![0]!.hotelId;
     const res = await rest.call('posteventhotelactualized', { eventId: 5001, hotelId: other, actualized: [{ date: '13-Mar-2027', rooms: 1 }] as never }, { json: true });
@@ -177,9 +190,22 @@ describe('getshoppingviewhotels', () => {
     [{ checkInDate: '11-Mar-2027', checkOutDate: '2027-03-13' }, 'checkInDate'],
     [{ scope: 'wide' }, 'scope'],
     [{ showPastCutoff: 'yes' }, 'showPastCutoff'],
+    // Fault: years outside 1000-9999 were read (0999) or went on as another century.
+    [{ checkInDate: '0999-06-01', checkOutDate: '2027-03-13' }, 'checkInDate'],
+    [{ checkInDate: '2027-03-11', checkOutDate: '0099-12-31' }, 'checkOutDate'],
+    [{ checkInDate: '0100-01-01', checkOutDate: '9999-12-31' }, 'checkInDate'],
   ])('refuses %o', async (params, field) => {
     const res = await rest.call('getshoppingviewhotels', { eventId: 5001, ...params });
     expect([res.status, res.body.error.field]).toEqual([400, field]);
+  });
+  // Fault: 0100-01-01..9999-12-31 ran 80 s at 1.9 GB and blocked every other request.
+  it('refuses a stay over 366 nights naming checkOutDate, and serves one of 366', async () => {
+    const stay = (checkInDate: string, checkOutDate: string) => rest.call('getshoppingviewhotels', { eventId: 5001, checkInDate, checkOutDate });
+    const huge = await stay('1000-01-01', '9999-12-31');
+    expect([huge.status, huge.body.error.code, huge.body.error.field]).toEqual([400, 'INVALID_PARAMETER', 'checkOutDate']);
+    const over = await stay('2027-01-01', '2028-01-03'); // 367 nights
+    expect([over.status, over.body.error.field]).toEqual([400, 'checkOutDate']);
+    expect((await stay('2027-01-01', '2028-01-02')).status).toBe(200); // 366 nights
   });
 });
 
@@ -260,6 +286,9 @@ describe('getreservation and getreservationpagecount', () => {
   it.each([
     ['modifiedAfterDate', '2027-01-05 16:02'],
     ['modifiedAfterDate', '05-Jan-2027 13:02 pm'],
+    // Fault: a year outside 1000-9999 was read rather than refused.
+    ['modifiedAfterDate', '01-Jun-0999 12:00 am'],
+    ['modifiedAfterDate', '31-Dec-0099 11:59 pm'],
     ['reservationStatus', 'open'],
     ['roomStatus', 'gone'],
     ['hotelId', 'x'],
