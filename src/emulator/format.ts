@@ -95,11 +95,15 @@ function hotelOf(store: Store, r: ReservationRecord): HotelRecord | undefined {
   return store.hotelsByEvent.get(r.eventId)?.find((h) => h.hotelId === r.hotelId);
 }
 
-/** Values set on the reservation, then those set on its attendee for fields it has no value of. */
+/**
+ * Values set on the reservation, then those set on its attendee for fields it has no value of.
+ * A field restricted to another event never shows, whichever way its value came.
+ */
 function customFieldsOf(store: Store, r: ReservationRecord) {
   const out: { customFieldId: number; name: string; value: string }[] = [];
   const seen = new Set<number>();
   for (const field of store.customFields.values()) {
+    if (field.eventId !== null && field.eventId !== r.eventId) continue;
     const own = store.customFieldValues.get(`${field.customFieldId}|r|${r.reservationNumber}`);
     const viaAttendee = r.attendeeId && r.registrationEventId
       ? store.customFieldValues.get(`${field.customFieldId}|a|${r.attendeeId}|${r.registrationEventId}`)

@@ -402,6 +402,30 @@ describe('custom fields', () => {
     ]);
   });
 
+  // Fault: field 1 (restricted to event 5001) took a value through an attendee of event 5002,
+  // which then showed on that event's reservation.
+  it('refuses a value for a field of another event through an attendee booked elsewhere, as through reservationId', async () => {
+    const elsewhere = store().reservationsByEvent.get(5002)!.find((x) => x.attendeeId)!;
+    const res = await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: elsewhere.attendeeId!, registrationEventId: elsewhere.registrationEventId! });
+    expect([res.status, res.body.error]).toEqual([400, { code: 'INVALID_PARAMETER', field: 'customFieldId', message: 'custom field 1 is restricted to event 5001' }]);
+    const shown = await rest.call('getreservation', { eventId: 5002, reservationNumber: elsewhere.reservationNumber, customField: true });
+    expect(shown.body[0].customFields.map((f: any) => f.customFieldId)).not.toContain(1);
+
+    const here = store().reservationsByEvent.get(5001)!.find((x) => x.attendeeId && !store().customFieldValues.has(`1|r|${x.reservationNumber}`))!;
+    const ok = await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: here.attendeeId!, registrationEventId: here.registrationEventId! });
+    expect(ok.body).toEqual({ success: true });
+    const mine = await rest.call('getreservation', { eventId: 5001, reservationNumber: here.reservationNumber, customField: true });
+    expect(mine.body[0].customFields).toContainEqual({ customFieldId: 1, name: 'Badge type', value: 'Speaker' });
+  });
+
+  it('shows an attendee value of a restricted field only on reservations of its event', async () => {
+    // The attendee has not booked yet, so the value is taken; it then books in event 5002.
+    expect((await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: 'NEW-7', registrationEventId: 'REG-NEW' })).body).toEqual({ success: true });
+    const booked = await rest.control('bookings', { eventId: 5002, attendeeId: 'NEW-7', registrationEventId: 'REG-NEW' });
+    const res = await rest.call('getreservation', { eventId: 5002, reservationNumber: booked.reservationNumber, customField: true });
+    expect(res.body[0].customFields).toEqual([]);
+  });
+
   it.each([
     [{ customFieldId: 2, value: 'v' }, 400, 'MISSING_PARAMETER', 'reservationId'],
     [{ customFieldId: 2, value: 'v', attendeeId: 'A-1' }, 400, 'MISSING_PARAMETER', 'registrationEventId'],
