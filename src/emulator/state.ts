@@ -80,6 +80,16 @@ export class EmulatorState {
     return t.licensee;
   }
 
+  /**
+   * Sets the clock. Tokens expired by then are dropped first, so that moving the clock back does
+   * not revive them: the real service never un-expires a token.
+   */
+  moveClock(toMs: number): void {
+    const now = this.clock.now();
+    for (const [token, issued] of this.tokens) if (now - issued.issuedMs >= TOKEN_LIFETIME_MS) this.tokens.delete(token);
+    this.clock.set(toMs);
+  }
+
   revokeTokens(): void {
     this.tokens.clear();
   }

@@ -94,6 +94,35 @@ describe('tokens', () => {
     expect((await rest.post('getevent', { token: fresh, eventId: 5001 })).status).toBe(200);
   });
 
+  // Fault: moving the clock back revived expired tokens.
+  it('keeps an expired token expired when the clock moves back, and a live one alive', async () => {
+    const old = await rest.token();
+    await rest.control('clock', { advanceMs: 20 * 60_000 });
+    const young = (await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' })).body.token;
+    await rest.control('clock', { advanceMs: 11 * 60_000 });
+    expect((await rest.post('getevent', { token: old, eventId: 5001 })).status).toBe(401);
+    await rest.control('clock', { advanceMs: -31 * 60_000 });
+    const revived = await rest.post('getevent', { token: old, eventId: 5001 });
+    expect([revived.status, revived.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await rest.post('getevent', { token: young, eventId: 5001 })).status).toBe(200);
+  });
+
+  // Fault: a refused clock change had already moved the clock.
+  it.each([{ advanceMs: 8.64e15 }, { advanceMs: -2000 * 365 * 86_400_000 }, { now: '0999-12-31T00:00:00Z' }])(
+    'refuses the clock change %o without moving the clock',
+    async (change) => {
+      const token = await rest.token();
+      const before = Date.parse((await rest.control('clock')).now);
+      const refused = await rest.control('clock', change);
+      expect([refused.status, refused.error.code]).toEqual([400, 'INVALID_PARAMETER']);
+      const after = Date.parse((await rest.control('clock')).now);
+      // The clock runs at real speed: it may have moved by the test's own duration, not by the change.
+      expect(after - before).toBeGreaterThanOrEqual(0);
+      expect(after - before).toBeLessThan(60_000);
+      expect((await rest.post('getevent', { token, eventId: 5001 })).status).toBe(200);
+    },
+  );
+
   it('revokes every issued token at once', async () => {
     const token = await rest.token();
     await rest.control('revoke-tokens', {});
