@@ -17,6 +17,8 @@ export interface EmulatorOptions {
   now?: string;
   rateLimit?: number | false;
   rateWindowMs?: number;
+  /** Real time for the rate limit, in ms; performance.now unless given (tests drive it). */
+  rateNow?: () => number;
 }
 
 export interface Emulator {
@@ -37,6 +39,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     startMs: Date.parse(options.now ?? DEFAULT_START),
     rateLimit: options.rateLimit ?? 240,
     rateWindowMs: options.rateWindowMs ?? 60_000,
+    rateNow: options.rateNow,
   };
   if (Number.isNaN(stateOptions.startMs)) throw new Error(`--now ${options.now} is not an ISO 8601 instant`);
   const state = new EmulatorState(stateOptions);

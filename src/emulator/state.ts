@@ -26,6 +26,8 @@ export interface StateOptions {
   /** Requests per rolling window per licensee; false turns the limit off (benchmarks). */
   rateLimit: number | false;
   rateWindowMs: number;
+  /** The real-time source of the rate limit, in ms (performance.now unless given: tests drive it). */
+  rateNow?: () => number;
 }
 
 /** Everything the emulator remembers; `reset()` puts it back to how it started. */
@@ -100,7 +102,7 @@ export class EmulatorState {
    */
   admit(licensee: string): number | null {
     if (this.options.rateLimit === false) return null;
-    const now = performance.now();
+    const now = (this.options.rateNow ?? performance.now.bind(performance))();
     let sent = this.windows.get(licensee);
     if (!sent) this.windows.set(licensee, (sent = []));
     const horizon = now - this.options.rateWindowMs;
