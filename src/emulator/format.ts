@@ -116,8 +116,10 @@ function customFieldsOf(store: Store, r: ReservationRecord) {
   return out;
 }
 
-export function formatQuestion(q: QuestionRecord) {
-  return { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: q.options, enabled: q.enabled };
+/** A question as JSON text, its options in the order they were given. */
+export function questionJson(q: QuestionRecord): string {
+  const options = q.options === null ? 'null' : `{${q.options.map(([value, label]) => `${JSON.stringify(value)}:${JSON.stringify(label)}`).join(',')}}`;
+  return `{"eventId":${q.eventId},"questionId":${q.questionId},"question":${JSON.stringify(q.question)},"type":${q.type},"options":${options},"enabled":${q.enabled}}`;
 }
 
 export function formatAnswer(a: AnswerRecord, store: Store, licensee: string, zone: string) {

@@ -337,6 +337,39 @@ describe('questions and answers', () => {
     expect(list.find((q: any) => q.questionId === 20)).toEqual({ eventId: 5001, questionId: 20, question: 'Arrival time, roughly?', type: 1, options: null, enabled: false });
     expect(list.find((q: any) => q.questionId === 21).options).toEqual({ 1: 'Yes', 0: 'No' });
   });
+  // Faults: an option named __proto__ was silently dropped, and options came back reordered
+  // (integer-like values first), whether sent as a form field or inside a JSON body.
+  it.each([
+    ['a form field', false],
+    ['a JSON body', true],
+  ])('keeps every option, __proto__ included, in the order given, through %s', async (_how, json) => {
+    const options = '{"2":"Maybe","__proto__":"Ask me later","1":"Yes","0":"No"}';
+    const sent = json
+      ? await fetch(`${rest.url}/api/v102/posteventquestion`, {
+          method: 'POST',
+          headers: { 'user-agent': 't', 'content-type': 'application/json' },
+          body: `{"token":"${await rest.token()}","eventId":5001,"questionId":22,"question":"Gala?","type":2,"enabled":true,"options":${options}}`,
+        }).then((res) => res.json())
+      : (await rest.call('posteventquestion', { eventId: 5001, questionId: 22, question: 'Gala?', type: 2, options, enabled: true })).body;
+    expect(sent).toEqual({ success: true, eventId: 5001, questionId: 22 });
+    const text = await (
+      await fetch(`${rest.url}/api/v102/geteventquestions`, {
+        method: 'POST',
+        headers: { 'user-agent': 't', 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${await rest.token()}&eventId=5001`,
+      })
+    ).text();
+    expect(text).toContain(`"questionId":22,"question":"Gala?","type":2,"options":${options},"enabled":true}`);
+  });
+  it('keeps a __proto__ option under the numeric-strings variation too', async () => {
+    await rest.call('posteventquestion', { eventId: 5001, questionId: 23, question: 'Gala?', type: 2, options: '{"__proto__":"Later","1":"Yes"}', enabled: true });
+    await rest.control('variations', { numericStrings: true });
+    const list = (await rest.call('geteventquestions', { eventId: 5001 })).body;
+    expect(Object.entries(list.find((q: any) => q.questionId === '23').options)).toEqual([
+      ['1', 'Yes'],
+      ['__proto__', 'Later'],
+    ]);
+  });
   it('eventId 0 registers and lists the default questions only', async () => {
     await rest.call('posteventquestion', { eventId: 0, questionId: 3, question: 'Newsletter?', type: 2, options: '{"1":"Yes"}', enabled: true });
     const list = (await rest.call('geteventquestions', { eventId: 0 })).body;
