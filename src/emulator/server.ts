@@ -128,7 +128,7 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     }
 
     if (isAbsent(raw.token)) throw new ServiceError(400, 'MISSING_PARAMETER', 'token is required', 'token');
-    // A token given as a number or an array is present, and no token: 401 like any unknown one.
+    // A number or an array given as the token is there, but is no token: 401 like any unknown one.
     const licenseeId = typeof raw.token === 'string' ? state.tokenLicensee(raw.token) : null;
     if (!licenseeId) return rejectToken(state, res, entry);
     entry.licensee = licenseeId;
