@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dayOf, parseIsoDay } from './dates.ts';
+import { dayOf, MAX_YEAR, MIN_YEAR, parseIsoDay } from './dates.ts';
 import { faultsSchema } from './faults.ts';
 import type { ReservationRecord, RoomRecord } from './model.ts';
 import type { EmulatorState } from './state.ts';
@@ -45,8 +45,11 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
         return ok({ now: new Date(state.clock.now()).toISOString() });
       case 'POST clock': {
         const c = clockSchema.parse(body);
-        if ('advanceMs' in c) state.clock.advance(c.advanceMs);
-        else state.clock.set(Date.parse(c.now));
+        const target = 'advanceMs' in c ? state.clock.now() + c.advanceMs : Date.parse(c.now);
+        // Checked before anything moves: a refused change must leave the clock where it was.
+        const year = new Date(target).getUTCFullYear();
+        if (!(year >= MIN_YEAR && year <= MAX_YEAR)) return fail(400, `the clock must stay in the years ${MIN_YEAR} to ${MAX_YEAR}`);
+        state.moveClock(target);
         state.markDirty();
         state.store.sweepAttendees(state.clock.now());
         return ok({ now: new Date(state.clock.now()).toISOString() });

@@ -55,7 +55,15 @@ export function parseIsoDay(text: string): Day | null {
   return validDay(Number(m[1]), Number(m[2]), Number(m[3]));
 }
 
+/**
+ * Years outside 1000-9999 are refused: the service's formats hold four-digit years, and a shorter
+ * one is read back as another century (fuzzing found `0099-12-31` sent as `31-Dec-99`).
+ */
+export const MIN_YEAR = 1000;
+export const MAX_YEAR = 9999;
+
 function validDay(year: number, month: number, day: number): Day | null {
+  if (year < MIN_YEAR || year > MAX_YEAR) return null;
   const d = new Date(Date.UTC(year, month - 1, day));
   if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) return null;
   return Math.floor(d.getTime() / DAY_MS);

@@ -95,11 +95,15 @@ function hotelOf(store: Store, r: ReservationRecord): HotelRecord | undefined {
   return store.hotelsByEvent.get(r.eventId)?.find((h) => h.hotelId === r.hotelId);
 }
 
-/** Values set on the reservation, then those set on its attendee for fields it has no value of. */
+/**
+ * Values set on the reservation, then those set on its attendee for fields it has no value of.
+ * A field restricted to another event never shows, whichever way its value came.
+ */
 function customFieldsOf(store: Store, r: ReservationRecord) {
   const out: { customFieldId: number; name: string; value: string }[] = [];
   const seen = new Set<number>();
   for (const field of store.customFields.values()) {
+    if (field.eventId !== null && field.eventId !== r.eventId) continue;
     const own = store.customFieldValues.get(`${field.customFieldId}|r|${r.reservationNumber}`);
     const viaAttendee = r.attendeeId && r.registrationEventId
       ? store.customFieldValues.get(`${field.customFieldId}|a|${r.attendeeId}|${r.registrationEventId}`)
@@ -112,8 +116,10 @@ function customFieldsOf(store: Store, r: ReservationRecord) {
   return out;
 }
 
-export function formatQuestion(q: QuestionRecord) {
-  return { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: q.options, enabled: q.enabled };
+/** A question as JSON text, its options in the order they were given. */
+export function questionJson(q: QuestionRecord): string {
+  const options = q.options === null ? 'null' : `{${q.options.map(([value, label]) => `${JSON.stringify(value)}:${JSON.stringify(label)}`).join(',')}}`;
+  return `{"eventId":${q.eventId},"questionId":${q.questionId},"question":${JSON.stringify(q.question)},"type":${q.type},"options":${options},"enabled":${q.enabled}}`;
 }
 
 export function formatAnswer(a: AnswerRecord, store: Store, licensee: string, zone: string) {

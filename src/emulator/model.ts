@@ -118,7 +118,8 @@ export interface QuestionRecord {
   questionId: number;
   question: string;
   type: 1 | 2;
-  options: Record<string, string> | null;
+  /** [value, label] in the order given: an object would put integer-like values first. */
+  options: [value: string, label: string][] | null;
   enabled: boolean;
 }
 

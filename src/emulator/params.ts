@@ -1,4 +1,5 @@
 import { parseDay, parseIsoDay, parseTimestamp, type Day } from './dates.ts';
+import { JsonText, objectMembers } from './json-members.ts';
 
 /** An error the emulated service answers with (upstream contract, "Errors"). */
 export class ServiceError extends Error {
@@ -16,7 +17,8 @@ export class ServiceError extends Error {
 export const notFound = (what: string, field?: string) => new ServiceError(404, 'NOT_FOUND', `${what} not found`, field);
 export const invalid = (field: string, message: string) => new ServiceError(400, 'INVALID_PARAMETER', message, field);
 
-export type ParamType = 'int' | 'bool' | 'string' | 'day' | 'isoDay' | 'timestamp' | 'json' | readonly string[];
+/** `jsonObject` gives the members of a JSON object in the order written: `[key, value][]`. */
+export type ParamType = 'int' | 'bool' | 'string' | 'day' | 'isoDay' | 'timestamp' | 'json' | 'jsonObject' | readonly string[];
 
 export interface ParamSpec {
   type: ParamType;
@@ -51,12 +53,14 @@ export function readParams(raw: Params, specs: ParamSpecs, zone: string): Params
 function convert(name: string, value: unknown, spec: ParamSpec, zone: string): unknown {
   const type = spec.type;
   if (type === 'json') {
-    if (typeof value !== 'string') return value;
-    try {
-      return JSON.parse(value);
-    } catch {
-      throw invalid(name, `${name} is not valid JSON`);
-    }
+    const text = jsonTextOf(value);
+    return text === undefined ? value : parseJson(name, text);
+  }
+  if (type === 'jsonObject') {
+    const text = jsonTextOf(value);
+    const parsed = text === undefined ? undefined : parseJson(name, text);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid(name, `${name} must be a JSON object`);
+    return objectMembers(text!).map(([key, valueText]) => [key, JSON.parse(valueText)]);
   }
   if (typeof value === 'object') throw invalid(name, `${name} must be a single value`);
   const text = String(value);
@@ -72,11 +76,11 @@ function convert(name: string, value: unknown, spec: ParamSpec, zone: string): u
       throw invalid(name, `${name} must be true or false`);
     }
     case 'day':
-      return orInvalid(parseDay(text), name, `${name} must be a date like 13-Mar-2027`);
+      return orInvalid(parseDay(text), name, `${name} must be a date like 13-Mar-2027, in the years 1000 to 9999`);
     case 'isoDay':
-      return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13`);
+      return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13, in the years 1000 to 9999`);
     case 'timestamp':
-      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm`);
+      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm, in the years 1000 to 9999`);
     case 'string': {
       const max = spec.max ?? MAX_DEFAULT;
       if (text.length > max) throw invalid(name, `${name} is longer than ${max} characters`);
@@ -87,6 +91,20 @@ function convert(name: string, value: unknown, spec: ParamSpec, zone: string): u
       if (!type.includes(t)) throw invalid(name, `${name} must be one of ${type.join(', ')}`);
       return t;
     }
+  }
+}
+
+/** JSON arrives as a form field's text, or as an object or array of a JSON body (JsonText). */
+function jsonTextOf(value: unknown): string | undefined {
+  if (value instanceof JsonText) return value.text;
+  return typeof value === 'string' ? value : undefined;
+}
+
+function parseJson(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid(name, `${name} is not valid JSON`);
   }
 }
 

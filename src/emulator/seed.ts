@@ -84,7 +84,7 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
 
   for (const licensee of DEMO_LICENSEES) {
     questions.push(
-      { licensee: licensee.systemIdentifier, eventId: 0, questionId: 1, question: 'Need parking?', type: 2, options: { '1': 'Yes', '0': 'No' }, enabled: true },
+      { licensee: licensee.systemIdentifier, eventId: 0, questionId: 1, question: 'Need parking?', type: 2, options: [['1', 'Yes'], ['0', 'No']], enabled: true },
       { licensee: licensee.systemIdentifier, eventId: 0, questionId: 2, question: 'Any accessibility needs we should know about?', type: 1, options: null, enabled: true },
     );
   }
@@ -163,9 +163,9 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
     const eventCodes = groupCodes.filter((g) => g.eventId === plan.eventId);
 
     const eventQuestions: Omit<QuestionRecord, 'licensee' | 'eventId' | 'enabled'>[] & { enabled?: boolean }[] = [
-      { questionId: 7, question: 'Will you join the welcome reception?', type: 2 as const, options: { '1': 'Yes', '0': 'No', '2': 'Maybe' } },
+      { questionId: 7, question: 'Will you join the welcome reception?', type: 2 as const, options: [['1', 'Yes'], ['0', 'No'], ['2', 'Maybe']] },
       { questionId: 8, question: 'Dietary requirements', type: 1 as const, options: null },
-      { questionId: 9, question: 'Shuttle from the airport?', type: 2 as const, options: { '1': 'Yes', '0': 'No' }, enabled: false },
+      { questionId: 9, question: 'Shuttle from the airport?', type: 2 as const, options: [['1', 'Yes'], ['0', 'No']], enabled: false },
     ];
     for (const q of eventQuestions) {
       questions.push({ licensee: plan.licensee, eventId: plan.eventId, enabled: true, ...q });

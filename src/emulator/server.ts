@@ -7,6 +7,8 @@ import { RawJson, type Version } from './route.ts';
 import { ROUTES } from './routes.ts';
 import { EmulatorState, type LogEntry, type StateOptions } from './state.ts';
 import { shapeBody } from './variations.ts';
+import { JsonText, objectMembers } from './json-members.ts';
+import { clip, loggableParams } from './loggable.ts';
 import { DEFAULT_START } from './clock.ts';
 
 export interface EmulatorOptions {
@@ -17,6 +19,8 @@ export interface EmulatorOptions {
   now?: string;
   rateLimit?: number | false;
   rateWindowMs?: number;
+  /** Real time for the rate limit, in ms; performance.now unless given (tests drive it). */
+  rateNow?: () => number;
 }
 
 export interface Emulator {
@@ -37,6 +41,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     startMs: Date.parse(options.now ?? DEFAULT_START),
     rateLimit: options.rateLimit ?? 240,
     rateWindowMs: options.rateWindowMs ?? 60_000,
+    rateNow: options.rateNow,
   };
   if (Number.isNaN(stateOptions.startMs)) throw new Error(`--now ${options.now} is not an ISO 8601 instant`);
   const state = new EmulatorState(stateOptions);
@@ -69,34 +74,39 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://emulator');
-  if (url.pathname.startsWith('/_emulator/')) {
+  const target = req.url ?? '/';
+  const url = parseTarget(target);
+  if (url?.pathname.startsWith('/_emulator/')) {
     const body = await readBody(req).catch(() => undefined);
     const result = handleControl(state, req.method ?? 'GET', url, body);
     send(res, result.status, result.body);
     return;
   }
-  const match = API_PATH.exec(url.pathname);
+  const path = url?.pathname ?? pathOf(target);
+  const match = API_PATH.exec(path);
+  const userAgent = req.headers['user-agent'];
   const entry: LogEntry = {
     at: new Date().toISOString(),
-    version: match?.[1] ?? null,
-    endpoint: match?.[2] ?? url.pathname,
+    version: match?.[1] ? clip(match[1]) : null,
+    endpoint: clip(match?.[2] ?? path),
     status: 0,
     licensee: null,
-    userAgent: req.headers['user-agent'] ?? null,
+    userAgent: userAgent ? clip(userAgent) : null,
     fault: null,
     params: {},
   };
   try {
-    if (!match) throw new ServiceError(404, 'NOT_FOUND', `unknown path ${url.pathname}`);
+    // The specification's first rule, checked before anything of the request is read.
+    if (!userAgent) throw new ServiceError(403, 'FORBIDDEN', 'a User-Agent header is required');
+    if (!url) throw new ServiceError(400, 'INVALID_PARAMETER', 'the request target is not a valid URL');
+    if (!match) throw new ServiceError(404, 'NOT_FOUND', `unknown path ${clip(url.pathname)}`);
     const raw = await readRequestParams(req, url);
-    entry.params = withoutSecrets(raw);
-    if (!entry.userAgent) throw new ServiceError(403, 'FORBIDDEN', 'a User-Agent header is required');
+    entry.params = loggableParams(withoutSecrets(raw));
     const version = match[1]! as Version;
     const name = match[2]!;
     const route = ROUTES.get(name);
     const known = VERSIONS.has(version) && (name === 'authenticate' || route?.versions.includes(version));
-    if (!known) throw new ServiceError(404, 'NOT_FOUND', `${name} is not served under ${match[1]}`);
+    if (!known) throw new ServiceError(404, 'NOT_FOUND', `${clip(name)} is not served under ${clip(version)}`);
 
     const fault = state.faults.draw(name);
     if (fault?.latencyMs) await sleep(fault.latencyMs);
@@ -106,7 +116,7 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     }
 
     if (name === 'authenticate') {
-      const systemIdentifier = typeof raw.systemIdentifier === 'string' ? raw.systemIdentifier : undefined;
+      const systemIdentifier = singleValue(raw.systemIdentifier);
       const licensee = systemIdentifier ? state.store.licensees.get(systemIdentifier) : undefined;
       if (licensee) {
         entry.licensee = licensee.systemIdentifier;
@@ -117,9 +127,9 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
       return respond(state, res, entry, 200, { token: state.issueToken(licensee.systemIdentifier) });
     }
 
-    const token = typeof raw.token === 'string' ? raw.token : '';
-    if (!token) throw new ServiceError(400, 'MISSING_PARAMETER', 'token is required', 'token');
-    const licenseeId = state.tokenLicensee(token);
+    if (isAbsent(raw.token)) throw new ServiceError(400, 'MISSING_PARAMETER', 'token is required', 'token');
+    // A number or an array given as the token is there, but is no token: 401 like any unknown one.
+    const licenseeId = typeof raw.token === 'string' ? state.tokenLicensee(raw.token) : null;
     if (!licenseeId) return rejectToken(state, res, entry);
     entry.licensee = licenseeId;
     countOrRefuse(state, licenseeId);
@@ -133,6 +143,27 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     if (!(error instanceof ServiceError)) throw error;
     return sendError(state, res, entry, error);
   }
+}
+
+/** The request target as a URL; null when it is none (`GET http://x:99999/…` names no valid port). */
+function parseTarget(target: string): URL | null {
+  try {
+    return new URL(target, 'http://emulator');
+  } catch {
+    return null;
+  }
+}
+
+/** The path of a target that is no valid URL, for the log: no scheme, host or query (a token may be there). */
+function pathOf(target: string): string {
+  return target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/)[0] || '/';
+}
+
+const isAbsent = (value: unknown) => value === undefined || value === null || value === '';
+
+/** A parameter's text when it is one text or number, as an integer parameter accepts either. */
+function singleValue(value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
 }
 
 class RateLimited extends Error {
@@ -237,25 +268,35 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Form bodies, JSON bodies and query strings are all accepted (upstream contract, "Transport"). */
+/**
+ * Form bodies, JSON bodies and query strings are all accepted (upstream contract, "Transport").
+ * Parameters are kept on an object without prototype, so that `__proto__` is a parameter like any
+ * other. A JSON body's objects and arrays are handed on as their text (JsonText), as a form would
+ * carry them: the parameter's reader parses them, keeping the order of their members.
+ */
 async function readRequestParams(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
-  const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+  const params: Record<string, unknown> = Object.create(null);
+  for (const [key, value] of url.searchParams) params[key] = value;
   const text = await readBody(req);
   if (text.length === 0) return params;
   const type = (req.headers['content-type'] ?? '').toLowerCase();
-  if (type.includes('application/json')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new ServiceError(400, 'INVALID_PARAMETER', 'request body is not valid JSON');
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new ServiceError(400, 'INVALID_PARAMETER', 'request body must be a JSON object');
-    }
-    return { ...params, ...(parsed as Record<string, unknown>) };
+  if (!type.includes('application/json')) {
+    for (const [key, value] of new URLSearchParams(text)) params[key] = value;
+    return params;
   }
-  return { ...params, ...Object.fromEntries(new URLSearchParams(text)) };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ServiceError(400, 'INVALID_PARAMETER', 'request body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ServiceError(400, 'INVALID_PARAMETER', 'request body must be a JSON object');
+  }
+  for (const [key, valueText] of objectMembers(text)) {
+    params[key] = valueText.startsWith('{') || valueText.startsWith('[') ? new JsonText(valueText) : JSON.parse(valueText);
+  }
+  return params;
 }
 
 function withoutSecrets(params: Record<string, unknown>): Record<string, unknown> {

@@ -7,7 +7,11 @@ import { Store } from './store.ts';
 import type { Variations } from './variations.ts';
 
 const TOKEN_LIFETIME_MS = 30 * 60_000;
+/** The request log keeps at most this many entries and about this many bytes, the newest. */
 const LOG_CAP = 200_000;
+const LOG_MAX_BYTES = 64 << 20;
+/** What an entry costs beyond its parameters, endpoint and User-Agent, roughly. */
+const ENTRY_BYTES = 200;
 
 export interface LogEntry {
   at: string;
@@ -26,6 +30,8 @@ export interface StateOptions {
   /** Requests per rolling window per licensee; false turns the limit off (benchmarks). */
   rateLimit: number | false;
   rateWindowMs: number;
+  /** The real-time source of the rate limit, in ms (performance.now unless given: tests drive it). */
+  rateNow?: () => number;
 }
 
 /** Everything the emulator remembers; `reset()` puts it back to how it started. */
@@ -34,7 +40,9 @@ export class EmulatorState {
   readonly faults: Faults;
   store: Store;
   variations: Variations = {};
-  log: LogEntry[] = [];
+  private entries: LogEntry[] = [];
+  private logBytes = 0;
+  private readonly entryBytes = new WeakMap<LogEntry, number>();
   private readonly data: DemoData;
   /** Whether anything changed the store since it was built: reset rebuilds only then. */
   private dirty = false;
@@ -80,6 +88,16 @@ export class EmulatorState {
     return t.licensee;
   }
 
+  /**
+   * Sets the clock. Tokens expired by then are dropped first, so that moving the clock back does
+   * not revive them: the real service never un-expires a token.
+   */
+  moveClock(toMs: number): void {
+    const now = this.clock.now();
+    for (const [token, issued] of this.tokens) if (now - issued.issuedMs >= TOKEN_LIFETIME_MS) this.tokens.delete(token);
+    this.clock.set(toMs);
+  }
+
   revokeTokens(): void {
     this.tokens.clear();
   }
@@ -90,7 +108,7 @@ export class EmulatorState {
    */
   admit(licensee: string): number | null {
     if (this.options.rateLimit === false) return null;
-    const now = performance.now();
+    const now = (this.options.rateNow ?? performance.now.bind(performance))();
     let sent = this.windows.get(licensee);
     if (!sent) this.windows.set(licensee, (sent = []));
     const horizon = now - this.options.rateWindowMs;
@@ -104,8 +122,41 @@ export class EmulatorState {
     return null;
   }
 
+  /** The request log, oldest first. */
+  get log(): LogEntry[] {
+    return this.entries;
+  }
+
+  /** Tests empty the log by assigning it. */
+  set log(entries: LogEntry[]) {
+    this.entries = entries;
+    this.logBytes = entries.reduce((sum, entry) => sum + this.sizeOf(entry), 0);
+  }
+
   record(entry: LogEntry): void {
-    this.log.push(entry);
-    if (this.log.length > LOG_CAP) this.log.splice(0, this.log.length - LOG_CAP);
+    this.entries.push(entry);
+    this.logBytes += this.sizeOf(entry);
+    if (this.entries.length > LOG_CAP || this.logBytes > LOG_MAX_BYTES) this.trimLog();
+  }
+
+  private sizeOf(entry: LogEntry): number {
+    let size = this.entryBytes.get(entry);
+    if (size === undefined) {
+      size = ENTRY_BYTES + JSON.stringify(entry.params).length + entry.endpoint.length + (entry.userAgent?.length ?? 0);
+      this.entryBytes.set(entry, size);
+    }
+    return size;
+  }
+
+  /** Drops the oldest tenth or so at once, so that trimming costs little per request. */
+  private trimLog(): void {
+    let drop = 0;
+    let freed = 0;
+    while (drop < this.entries.length && (this.entries.length - drop > LOG_CAP * 0.9 || this.logBytes - freed > LOG_MAX_BYTES * 0.9)) {
+      freed += this.sizeOf(this.entries[drop]!);
+      drop++;
+    }
+    this.entries.splice(0, drop);
+    this.logBytes -= freed;
   }
 }

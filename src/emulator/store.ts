@@ -45,6 +45,8 @@ export class Store {
   readonly pageJson = new Map<string, RawJson>();
   /** Attendee key → end of the latest event in which a reservation is linked to it. */
   private readonly linkedEventEnd = new Map<string, number>();
+  /** Attendee key → the events in which a reservation is linked to it. */
+  private readonly linkedEvents = new Map<string, Set<number>>();
   private nextCustomFieldId = 1;
 
   constructor(data: DemoData) {
@@ -154,13 +156,21 @@ export class Store {
     return from + RETENTION_MS;
   }
 
-  /** Keeps the end of the latest event a reservation links each attendee to. */
+  /** Keeps the events, and the end of the latest one, that a reservation links each attendee to. */
   linkAttendee(r: ReservationRecord): void {
     if (!r.attendeeId || !r.registrationEventId) return;
     const event = this.events.get(r.eventId)!;
     const key = attendeeKey(event.licensee, r.attendeeId, r.registrationEventId);
     const known = this.linkedEventEnd.get(key);
     if (known === undefined || known < event.endMs) this.linkedEventEnd.set(key, event.endMs);
+    let events = this.linkedEvents.get(key);
+    if (!events) this.linkedEvents.set(key, (events = new Set()));
+    events.add(event.eventId);
+  }
+
+  /** The events in which a reservation is linked to the attendee; none before it has booked. */
+  eventsOfAttendee(licensee: string, attendeeId: string, registrationEventId: string): ReadonlySet<number> {
+    return this.linkedEvents.get(attendeeKey(licensee, attendeeId, registrationEventId)) ?? NO_EVENTS;
   }
 
   putAttendee(a: AttendeeRecord): void {
@@ -175,6 +185,8 @@ export function questionKey(licensee: string, eventId: number, questionId: numbe
 function attendeeKey(licensee: string, attendeeId: string, registrationEventId: string): string {
   return `${licensee}|${attendeeId}|${registrationEventId}`;
 }
+
+const NO_EVENTS: ReadonlySet<number> = new Set();
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);

@@ -52,7 +52,8 @@ function deepMap(value: unknown, v: Variations): unknown {
   if (typeof value === 'number') return v.numericStrings ? String(value) : value;
   if (Array.isArray(value)) return value.map((x) => deepMap(x, v));
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // Without a prototype, a key such as `__proto__` stays a property instead of being dropped.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [k, x] of Object.entries(value)) out[k] = deepMap(x, v);
     if (v.extraProperties) out.legacyRef = 'LR-0';
     return out;

@@ -102,6 +102,19 @@ describe('getpickup and posteventhotelactualized', () => {
     expect([res.status, res.body.error.field]).toEqual([status, field]);
   });
 
+  // Faults: rooms of 1e300 were accepted, and so was the same night twice.
+  it.each([
+    [[{ date: '13-Mar-2027', rooms: 1e300 }], 'actualized[0].rooms must be a whole number of rooms from 0 to 2147483647'],
+    [[{ date: '13-Mar-2027', rooms: '99999999999999999999' }], 'actualized[0].rooms must be a whole number of rooms from 0 to 2147483647'],
+    [[{ date: '13-Mar-2027', rooms: 3 }, { date: '13-mar-2027', rooms: 4 }], 'actualized[1].date 13-Mar-2027 is given twice'],
+    [[{ date: '01-Jun-0999', rooms: 3 }], 'actualized[0].date must be a date like 13-Mar-2027, in the years 1000 to 9999'],
+  ])('refuses actualized %j and stores nothing', async (actualized, message) => {
+    const hotelId = store().hotelsByEvent.get(5001)![0]!.hotelId;
+    const res = await rest.call('posteventhotelactualized', { eventId: 5001, hotelId, actualized: actualized as never }, { json: true });
+    expect([res.status, res.body.error]).toEqual([400, { code: 'INVALID_PARAMETER', field: 'actualized', message }]);
+    expect(store().actualized.size).toBe(0);
+  });
+
   it('refuses a hotel of another event with 404', async () => {
     const other = store().hotelsByEvent.get(5002)![0]!.hotelId;
     const res = await rest.call('posteventhotelactualized', { eventId: 5001, hotelId: other, actualized: [{ date: '13-Mar-2027', rooms: 1 }] as never }, { json: true });
@@ -177,9 +190,22 @@ describe('getshoppingviewhotels', () => {
     [{ checkInDate: '11-Mar-2027', checkOutDate: '2027-03-13' }, 'checkInDate'],
     [{ scope: 'wide' }, 'scope'],
     [{ showPastCutoff: 'yes' }, 'showPastCutoff'],
+    // Fault: years outside 1000-9999 were read (0999) or went on as another century.
+    [{ checkInDate: '0999-06-01', checkOutDate: '2027-03-13' }, 'checkInDate'],
+    [{ checkInDate: '2027-03-11', checkOutDate: '0099-12-31' }, 'checkOutDate'],
+    [{ checkInDate: '0100-01-01', checkOutDate: '9999-12-31' }, 'checkInDate'],
   ])('refuses %o', async (params, field) => {
     const res = await rest.call('getshoppingviewhotels', { eventId: 5001, ...params });
     expect([res.status, res.body.error.field]).toEqual([400, field]);
+  });
+  // Fault: 0100-01-01..9999-12-31 ran 80 s at 1.9 GB and blocked every other request.
+  it('refuses a stay over 366 nights naming checkOutDate, and serves one of 366', async () => {
+    const stay = (checkInDate: string, checkOutDate: string) => rest.call('getshoppingviewhotels', { eventId: 5001, checkInDate, checkOutDate });
+    const huge = await stay('1000-01-01', '9999-12-31');
+    expect([huge.status, huge.body.error.code, huge.body.error.field]).toEqual([400, 'INVALID_PARAMETER', 'checkOutDate']);
+    const over = await stay('2027-01-01', '2028-01-03'); // 367 nights
+    expect([over.status, over.body.error.field]).toEqual([400, 'checkOutDate']);
+    expect((await stay('2027-01-01', '2028-01-02')).status).toBe(200); // 366 nights
   });
 });
 
@@ -260,6 +286,9 @@ describe('getreservation and getreservationpagecount', () => {
   it.each([
     ['modifiedAfterDate', '2027-01-05 16:02'],
     ['modifiedAfterDate', '05-Jan-2027 13:02 pm'],
+    // Fault: a year outside 1000-9999 was read rather than refused.
+    ['modifiedAfterDate', '01-Jun-0999 12:00 am'],
+    ['modifiedAfterDate', '31-Dec-0099 11:59 pm'],
     ['reservationStatus', 'open'],
     ['roomStatus', 'gone'],
     ['hotelId', 'x'],
@@ -307,6 +336,39 @@ describe('questions and answers', () => {
     expect(ids).toEqual(['5001/7', '5001/8', '5001/9', '5001/20', '5001/21', '0/1', '0/2']);
     expect(list.find((q: any) => q.questionId === 20)).toEqual({ eventId: 5001, questionId: 20, question: 'Arrival time, roughly?', type: 1, options: null, enabled: false });
     expect(list.find((q: any) => q.questionId === 21).options).toEqual({ 1: 'Yes', 0: 'No' });
+  });
+  // Faults: an option named __proto__ was silently dropped, and options came back reordered
+  // (integer-like values first), whether sent as a form field or inside a JSON body.
+  it.each([
+    ['a form field', false],
+    ['a JSON body', true],
+  ])('keeps every option, __proto__ included, in the order given, through %s', async (_how, json) => {
+    const options = '{"2":"Maybe","__proto__":"Ask me later","1":"Yes","0":"No"}';
+    const sent = json
+      ? await fetch(`${rest.url}/api/v102/posteventquestion`, {
+          method: 'POST',
+          headers: { 'user-agent': 't', 'content-type': 'application/json' },
+          body: `{"token":"${await rest.token()}","eventId":5001,"questionId":22,"question":"Gala?","type":2,"enabled":true,"options":${options}}`,
+        }).then((res) => res.json())
+      : (await rest.call('posteventquestion', { eventId: 5001, questionId: 22, question: 'Gala?', type: 2, options, enabled: true })).body;
+    expect(sent).toEqual({ success: true, eventId: 5001, questionId: 22 });
+    const text = await (
+      await fetch(`${rest.url}/api/v102/geteventquestions`, {
+        method: 'POST',
+        headers: { 'user-agent': 't', 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${await rest.token()}&eventId=5001`,
+      })
+    ).text();
+    expect(text).toContain(`"questionId":22,"question":"Gala?","type":2,"options":${options},"enabled":true}`);
+  });
+  it('keeps a __proto__ option under the numeric-strings variation too', async () => {
+    await rest.call('posteventquestion', { eventId: 5001, questionId: 23, question: 'Gala?', type: 2, options: '{"__proto__":"Later","1":"Yes"}', enabled: true });
+    await rest.control('variations', { numericStrings: true });
+    const list = (await rest.call('geteventquestions', { eventId: 5001 })).body;
+    expect(Object.entries(list.find((q: any) => q.questionId === '23').options)).toEqual([
+      ['1', 'Yes'],
+      ['__proto__', 'Later'],
+    ]);
   });
   it('eventId 0 registers and lists the default questions only', async () => {
     await rest.call('posteventquestion', { eventId: 0, questionId: 3, question: 'Newsletter?', type: 2, options: '{"1":"Yes"}', enabled: true });
@@ -373,6 +435,30 @@ describe('custom fields', () => {
     ]);
   });
 
+  // Fault: field 1 (restricted to event 5001) took a value through an attendee of event 5002,
+  // which then showed on that event's reservation.
+  it('refuses a value for a field of another event through an attendee booked elsewhere, as through reservationId', async () => {
+    const elsewhere = store().reservationsByEvent.get(5002)!.find((x) => x.attendeeId)!;
+    const res = await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: elsewhere.attendeeId!, registrationEventId: elsewhere.registrationEventId! });
+    expect([res.status, res.body.error]).toEqual([400, { code: 'INVALID_PARAMETER', field: 'customFieldId', message: 'custom field 1 is restricted to event 5001' }]);
+    const shown = await rest.call('getreservation', { eventId: 5002, reservationNumber: elsewhere.reservationNumber, customField: true });
+    expect(shown.body[0].customFields.map((f: any) => f.customFieldId)).not.toContain(1);
+
+    const here = store().reservationsByEvent.get(5001)!.find((x) => x.attendeeId && !store().customFieldValues.has(`1|r|${x.reservationNumber}`))!;
+    const ok = await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: here.attendeeId!, registrationEventId: here.registrationEventId! });
+    expect(ok.body).toEqual({ success: true });
+    const mine = await rest.call('getreservation', { eventId: 5001, reservationNumber: here.reservationNumber, customField: true });
+    expect(mine.body[0].customFields).toContainEqual({ customFieldId: 1, name: 'Badge type', value: 'Speaker' });
+  });
+
+  it('shows an attendee value of a restricted field only on reservations of its event', async () => {
+    // The attendee has not booked yet, so the value is taken; it then books in event 5002.
+    expect((await rest.call('postcustomfieldvalue', { customFieldId: 1, value: 'Speaker', attendeeId: 'NEW-7', registrationEventId: 'REG-NEW' })).body).toEqual({ success: true });
+    const booked = await rest.control('bookings', { eventId: 5002, attendeeId: 'NEW-7', registrationEventId: 'REG-NEW' });
+    const res = await rest.call('getreservation', { eventId: 5002, reservationNumber: booked.reservationNumber, customField: true });
+    expect(res.body[0].customFields).toEqual([]);
+  });
+
   it.each([
     [{ customFieldId: 2, value: 'v' }, 400, 'MISSING_PARAMETER', 'reservationId'],
     [{ customFieldId: 2, value: 'v', attendeeId: 'A-1' }, 400, 'MISSING_PARAMETER', 'registrationEventId'],
@@ -404,6 +490,7 @@ describe('postattendee', () => {
     ['DEU', 'DE'],
     ['United States of America', 'US'],
     ['can', 'CA'],
+    ['Viet Nam', 'VN'], // fault: official ISO 3166 short names were refused
   ])('reads country %s as %s, and updateReservation pushes it to linked reservations', async (country, alpha2) => {
     const r = linked();
     const before = r.modifiedMs;

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRest, type Rest } from '../helpers/rest.ts';
 
@@ -33,7 +34,28 @@ const MATRIX: Record<string, string[]> = {
   postcustomfieldvalue: ['v102'],
 };
 
+/** A request sent as written: fetch would refuse or rewrite these targets. */
+function rawRequest(method: string, target: string, headers: Record<string, string>, body = ''): Promise<{ status: number; body: any }> {
+  const { hostname, port } = new URL(rest.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method, path: target, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('User-Agent', () => {
+  // Fault: a bad JSON body without a User-Agent was answered 400, its body read first.
+  it('is checked before the body is read: a malformed JSON body without one is 403', async () => {
+    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': '', 'content-type': 'application/json' }, body: '{"token":' });
+    expect([res.status, (await res.json()).error.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
   it('answers 403 without one, on authenticate and everywhere else', async () => {
     const auth = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { userAgent: null });
     expect(auth.status).toBe(403);
@@ -71,6 +93,21 @@ describe('authenticate', () => {
   });
 });
 
+describe('authenticate with JSON values', () => {
+  // Fault: a JSON number as systemIdentifier was refused as bad credentials.
+  it('takes systemIdentifier as a JSON number, like every integer parameter', async () => {
+    const res = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: 1001 }, { json: true });
+    expect(res.status).toBe(200);
+    expect((await rest.post('getevent', { token: res.body.token, eventId: 5001 })).status).toBe(200);
+  });
+
+  // Fault: a token given as a number or an array was reported missing.
+  it.each([[12345], [['not-a-token']], [{ value: 'x' }]])('answers a token given as %j with 401 INVALID_TOKEN', async (token: unknown) => {
+    const res = await rest.post('getevent', { token: token as never, eventId: 5001 }, { json: true });
+    expect([res.status, res.body.error]).toEqual([401, { code: 'INVALID_TOKEN', message: 'token is invalid or expired', field: 'token' }]);
+  });
+});
+
 describe('tokens', () => {
   it('requires a token on every other endpoint', async () => {
     const res = await rest.post('getevent', { eventId: 5001 });
@@ -93,6 +130,35 @@ describe('tokens', () => {
     // An older token expiring leaves the newer one valid.
     expect((await rest.post('getevent', { token: fresh, eventId: 5001 })).status).toBe(200);
   });
+
+  // Fault: moving the clock back revived expired tokens.
+  it('keeps an expired token expired when the clock moves back, and a live one alive', async () => {
+    const old = await rest.token();
+    await rest.control('clock', { advanceMs: 20 * 60_000 });
+    const young = (await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' })).body.token;
+    await rest.control('clock', { advanceMs: 11 * 60_000 });
+    expect((await rest.post('getevent', { token: old, eventId: 5001 })).status).toBe(401);
+    await rest.control('clock', { advanceMs: -31 * 60_000 });
+    const revived = await rest.post('getevent', { token: old, eventId: 5001 });
+    expect([revived.status, revived.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await rest.post('getevent', { token: young, eventId: 5001 })).status).toBe(200);
+  });
+
+  // Fault: a refused clock change had already moved the clock.
+  it.each([{ advanceMs: 8.64e15 }, { advanceMs: -2000 * 365 * 86_400_000 }, { now: '0999-12-31T00:00:00Z' }])(
+    'refuses the clock change %o without moving the clock',
+    async (change) => {
+      const token = await rest.token();
+      const before = Date.parse((await rest.control('clock')).now);
+      const refused = await rest.control('clock', change);
+      expect([refused.status, refused.error.code]).toEqual([400, 'INVALID_PARAMETER']);
+      const after = Date.parse((await rest.control('clock')).now);
+      // The clock runs at real speed: it may have moved by the test's own duration, not by the change.
+      expect(after - before).toBeGreaterThanOrEqual(0);
+      expect(after - before).toBeLessThan(60_000);
+      expect((await rest.post('getevent', { token, eventId: 5001 })).status).toBe(200);
+    },
+  );
 
   it('revokes every issued token at once', async () => {
     const token = await rest.token();
@@ -169,7 +235,40 @@ describe('versions', () => {
   });
 });
 
+describe('request targets', () => {
+  // Fault: a malformed absolute target answered 500 and was not logged.
+  it('answers a malformed absolute target with 400 and logs it, without its query', async () => {
+    const res = await rawRequest('GET', 'http://x:99999/api/v102/getevent?token=secret-in-query&eventId=5001', { 'user-agent': 't' });
+    expect([res.status, res.body.error.code]).toEqual([400, 'INVALID_PARAMETER']);
+    const log = await rest.requests();
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatchObject({ version: 'v102', endpoint: 'getevent', status: 400, params: {} });
+    expect(JSON.stringify(log)).not.toContain('secret-in-query');
+  });
+
+  it('serves a well-formed absolute target like its path', async () => {
+    const token = await rest.token();
+    const res = await rawRequest('GET', `http://emulator.test/api/v102/getevent?token=${token}&eventId=5001`, { 'user-agent': 't' });
+    expect([res.status, res.body.eventId]).toEqual([200, 5001]);
+  });
+});
+
 describe('request log', () => {
+  // Fault: a deeply nested JSON parameter made /_emulator/requests answer 500 until a reset.
+  it('logs parameters bounded in depth and length, and stays servable', async () => {
+    const token = await rest.token();
+    const depth = 200_000;
+    const body = `{"token":"${token}","eventId":5001,"nested":${'['.repeat(depth)}${']'.repeat(depth)},"long":"${'x'.repeat(100_000)}"}`;
+    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(200);
+    const served = await fetch(`${rest.url}/_emulator/requests`);
+    expect(served.status).toBe(200);
+    const entry = (await served.json()).requests.at(-1);
+    expect(entry).toMatchObject({ endpoint: 'getevent', status: 200, params: { eventId: 5001 } });
+    expect(JSON.stringify(entry.params).length).toBeLessThan(1000);
+    expect(entry.params.long).toMatch(/^x{256}… \(100000 characters\)$/);
+  });
+
   it('logs every request with its outcome and never the key or token', async () => {
     const token = await rest.token();
     await rest.post('getevent', { token, eventId: 5001 });

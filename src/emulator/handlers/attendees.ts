@@ -1,20 +1,9 @@
-import countries from 'i18n-iso-countries';
-import english from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
+import { toAlpha2 } from '../countries.ts';
 import { invalid, notFound, type ParamSpecs } from '../params.ts';
 import { ALL, LINKS, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
-countries.registerLocale(english);
-
 const CONTACT_FIELDS = ['email', 'ccemail', 'salutation', 'firstName', 'lastName', 'companyName', 'address', 'address2', 'city', 'state', 'zip', 'country', 'phone'] as const;
-
-/** Full English name, alpha-2 or alpha-3, stored as alpha-2; null when none of those. */
-function toAlpha2(text: string): string | null {
-  const t = text.trim();
-  if (/^[A-Za-z]{2}$/.test(t)) return countries.isValid(t.toUpperCase()) ? t.toUpperCase() : null;
-  if (/^[A-Za-z]{3}$/.test(t)) return countries.alpha3ToAlpha2(t.toUpperCase()) ?? null;
-  return countries.getAlpha2Code(t, 'en') ?? null;
-}
 
 const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 

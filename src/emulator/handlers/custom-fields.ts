@@ -55,14 +55,18 @@ export const customFieldRoutes: Route[] = [
       }
       const field = ctx.store.customFields.get(p.customFieldId);
       if (!field || field.licensee !== ctx.licensee.systemIdentifier) throw notFound('custom field', 'customFieldId');
+      const restricted = () => invalid('customFieldId', `custom field ${field.customFieldId} is restricted to event ${field.eventId}`);
       if (p.reservationId !== undefined) {
         const reservation = ctx.store.reservationOf(ctx.licensee.systemIdentifier, p.reservationId);
         if (!reservation) throw notFound('reservation', 'reservationId');
-        if (field.eventId !== null && field.eventId !== reservation.eventId) {
-          throw invalid('customFieldId', `custom field ${field.customFieldId} is restricted to event ${field.eventId}`);
-        }
+        if (field.eventId !== null && field.eventId !== reservation.eventId) throw restricted();
         ctx.store.customFieldValues.set(`${field.customFieldId}|r|${reservation.reservationNumber}`, p.value);
       } else {
+        // An attendee already booked in other events only is not one of this field's event. One
+        // that has not booked yet may still book there; its value shows only on that event's
+        // reservations (format.ts).
+        const events = ctx.store.eventsOfAttendee(ctx.licensee.systemIdentifier, p.attendeeId!, p.registrationEventId!);
+        if (field.eventId !== null && events.size > 0 && !events.has(field.eventId)) throw restricted();
         ctx.store.customFieldValues.set(`${field.customFieldId}|a|${p.attendeeId}|${p.registrationEventId}`, p.value);
       }
       return { success: true };

@@ -16,6 +16,7 @@ export function requireHotel(ctx: HandlerContext, eventId: number, hotelId: numb
 }
 
 const eventId = { type: 'int', required: true } as const;
+const MAX_ROOMS = 2_147_483_647;
 
 export const eventRoutes: Route[] = [
   {
@@ -82,13 +83,18 @@ export const eventRoutes: Route[] = [
       if (!Array.isArray(entries)) throw invalid('actualized', 'actualized must be an array of {date, rooms}');
       if (entries.length === 0) throw invalid('actualized', 'actualized must not be empty');
       if (entries.length > 366) throw invalid('actualized', 'actualized holds more than 366 entries');
+      const seen = new Set<number>();
       const parsed = entries.map((entry: unknown, i) => {
         const e = entry as { date?: unknown; rooms?: unknown };
         const day = typeof e?.date === 'string' ? parseDay(e.date) : null;
-        if (day === null) throw invalid('actualized', `actualized[${i}].date must be a date like 13-Mar-2027`);
+        if (day === null) throw invalid('actualized', `actualized[${i}].date must be a date like 13-Mar-2027, in the years 1000 to 9999`);
+        // The same night twice is a caller's mistake: which of the two numbers it meant is unknown.
+        if (seen.has(day)) throw invalid('actualized', `actualized[${i}].date ${formatDay(day)} is given twice`);
+        seen.add(day);
         const rooms = typeof e.rooms === 'string' && /^\d+$/.test(e.rooms) ? Number(e.rooms) : e.rooms;
-        if (typeof rooms !== 'number' || !Number.isInteger(rooms) || rooms < 0) {
-          throw invalid('actualized', `actualized[${i}].rooms must be a whole number of rooms`);
+        // Number.isInteger(1e300) holds: bound the count, as a 32-bit integer column would.
+        if (typeof rooms !== 'number' || !Number.isInteger(rooms) || rooms < 0 || rooms > MAX_ROOMS) {
+          throw invalid('actualized', `actualized[${i}].rooms must be a whole number of rooms from 0 to ${MAX_ROOMS}`);
         }
         return { day, rooms };
       });

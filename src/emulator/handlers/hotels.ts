@@ -5,6 +5,8 @@ import { invalid } from '../params.ts';
 import { ALL, V102, type HandlerContext, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
+const MAX_STAY_NIGHTS = 366;
+
 const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 export const hotelRoutes: Route[] = [
@@ -55,6 +57,10 @@ export const hotelRoutes: Route[] = [
       }
       const stay = p.checkInDate !== undefined ? { from: p.checkInDate, to: p.checkOutDate! } : undefined;
       if (stay && stay.to <= stay.from) throw invalid('checkOutDate', 'checkOutDate must be after checkInDate');
+      // Availability is worked out night by night: an unbounded stay held the service for minutes.
+      if (stay && stay.to - stay.from > MAX_STAY_NIGHTS) {
+        throw invalid('checkOutDate', `a stay is at most ${MAX_STAY_NIGHTS} nights: checkOutDate is ${stay.to - stay.from} nights after checkInDate`);
+      }
       const now = ctx.clock.now();
       const pickup = stay ? ctx.store.pickupOf(event.eventId) : undefined;
       const out = [];

@@ -1,6 +1,6 @@
-import { formatAnswer, formatQuestion } from '../format.ts';
+import { formatAnswer, questionJson } from '../format.ts';
 import { invalid, ServiceError } from '../params.ts';
-import { page, pageCount, V101_UP, type HandlerContext, type Route } from '../route.ts';
+import { page, pageCount, RawJson, V101_UP, type HandlerContext, type Route } from '../route.ts';
 import { questionKey } from '../store.ts';
 import { requireEvent } from './events.ts';
 
@@ -11,22 +11,22 @@ function questionEvent(ctx: HandlerContext): number {
   return requireEvent(ctx).eventId;
 }
 
-function readOptions(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw invalid('options', 'options must be a JSON object mapping option value to label');
-  }
-  const entries = Object.entries(value);
-  if (entries.length === 0) throw invalid('options', 'options must hold at least one option');
-  if (entries.length > 50) throw invalid('options', 'options holds more than 50 entries');
-  const out: Record<string, string> = {};
-  for (const [key, label] of entries) {
+/**
+ * The options in the order given, each value once (a repeated value keeps its first place and its
+ * last label, as JSON reading does). Read as entries, so a value such as `__proto__` is kept.
+ */
+function readOptions(members: [string, unknown][]): [string, string][] {
+  if (members.length === 0) throw invalid('options', 'options must hold at least one option');
+  const options = new Map<string, string>();
+  for (const [key, label] of members) {
     if (typeof label !== 'string' && typeof label !== 'number') throw invalid('options', `option ${key} must have a text label`);
     const text = String(label);
     if (text.length === 0 || text.length > 100) throw invalid('options', `label of option ${key} must be 1 to 100 characters`);
     if (key.length > 255) throw invalid('options', 'an option value is longer than 255 characters');
-    out[key] = text;
+    options.set(key, text);
   }
-  return out;
+  if (options.size > 50) throw invalid('options', 'options holds more than 50 entries');
+  return [...options];
 }
 
 export const questionRoutes: Route[] = [
@@ -38,17 +38,17 @@ export const questionRoutes: Route[] = [
       questionId: { type: 'int', required: true },
       question: { type: 'string', required: true, max: 1000 },
       type: { type: ['1', '2'], required: true },
-      options: { type: 'json' },
+      options: { type: 'jsonObject' },
       enabled: { type: 'bool', required: true },
     },
     handle(ctx) {
       const eventId = questionEvent(ctx);
-      const p = ctx.params as { questionId: number; question: string; type: string; options?: unknown; enabled: boolean };
+      const p = ctx.params as { questionId: number; question: string; type: string; options?: [string, unknown][]; enabled: boolean };
       const type = p.type === '2' ? 2 : 1;
       if (type === 2 && p.options === undefined) {
         throw new ServiceError(400, 'MISSING_PARAMETER', 'options is required when type is 2 (select box)', 'options');
       }
-      const options = type === 2 ? readOptions(p.options) : null;
+      const options = type === 2 ? readOptions(p.options!) : null;
       const licensee = ctx.licensee.systemIdentifier;
       ctx.store.questions.set(questionKey(licensee, eventId, p.questionId), {
         licensee,
@@ -74,7 +74,8 @@ export const questionRoutes: Route[] = [
       const byId = (a: { questionId: number }, b: { questionId: number }) => a.questionId - b.questionId;
       const own = eventId === 0 ? [] : mine.filter((q) => q.eventId === eventId).sort(byId);
       const defaults = mine.filter((q) => q.eventId === 0).sort(byId);
-      return [...own, ...defaults].map(formatQuestion);
+      // Written out by hand: JSON.stringify would put integer-like option values first.
+      return new RawJson(`[${[...own, ...defaults].map(questionJson).join(',')}]`);
     },
   },
   {
