@@ -66,12 +66,13 @@ function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
 export function useUpstreamCostLimit(maxCalls: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
+      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+      const estimatedCalls = estimateUpstreamCalls(args.document, variables, args.operationName, maxCalls);
       if (estimatedCalls <= maxCalls) return;
       setResultAndStopExecution({
         errors: [
           new GraphQLError(
-            `This operation could make about ${estimatedCalls} calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
+            `This operation could make ${estimatedCalls} or more calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
             { extensions: { code: 'QUERY_TOO_COSTLY', estimatedCalls, maxCalls } },
           ),
         ],
