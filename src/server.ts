@@ -4,6 +4,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { yogaLogging } from './logger.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { estimateUpstreamCalls } from './schema/cost.ts';
 import { schema } from './schema/index.ts';
@@ -41,7 +42,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
-    logging: logger ? { debug: (...a) => logger.debug(a), info: (...a) => logger.info(a), warn: (...a) => logger.warn(a), error: (...a) => logger.error(a) } : false,
+    logging: logger ? yogaLogging(logger) : false,
     plugins: [useReadiness(upstream, licensee), useUpstreamCostLimit(config.maxUpstreamCallsPerOperation)],
   });
   return { yoga, upstream, close: () => upstream.close() };
@@ -99,6 +100,6 @@ export function maskError(error: unknown, logger?: Logger): Error {
     });
   }
   if (graphqlError && (!graphqlError.originalError || graphqlError.originalError.name === 'GraphQLError')) return graphqlError;
-  logger?.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original) }, 'unexpected error');
+  logger?.error({ err: original instanceof Error ? original : String(original) }, 'unexpected error');
   return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }

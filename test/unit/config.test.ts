@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, yogaLogging } from '../../src/logger.ts';
 
 describe('loadConfig', () => {
   it('defaults to the embedded emulator and its demo licensee', () => {
@@ -50,5 +50,20 @@ describe('logger', () => {
     logger.info({ key: 'demo-key-1001', params: { token: 'abc', email: 'a@b.co' }, contact: { firstName: 'Ada' }, attendee: { lastName: 'Lovelace', phone: '555' } }, 'call');
     expect(out).not.toMatch(/demo-key-1001|abc|a@b\.co|Ada|Lovelace|555/);
     expect(out).toContain('[redacted]');
+  });
+});
+
+// Fault: Yoga's log calls were passed on as one array, so an error landed under the key "0".
+describe('Yoga logging', () => {
+  it('logs an error under err, where pino reads its type, message and stack', () => {
+    let out = '';
+    const logger = createLogger('debug', new Writable({ write: (c, _e, done) => ((out += c.toString()), done()) }));
+    const logging = yogaLogging(logger);
+    logging.error(new TypeError('boom'));
+    logging.debug('Parsing request', { operationName: 'X' });
+    const [error, debug] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(error).toMatchObject({ level: 50, msg: 'boom', err: { type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') } });
+    expect(error).not.toHaveProperty('0');
+    expect(debug).toMatchObject({ level: 20, msg: 'Parsing request', details: [{ operationName: 'X' }] });
   });
 });
