@@ -36,6 +36,18 @@ describe('loadConfig', () => {
     expect(message).not.toContain('secret-key');
   });
 
+  it('reads the query limits and the CORS allow-list', () => {
+    expect(loadConfig({}).queryLimits).toEqual({ depth: 12, aliases: 30, directives: 50, tokens: 1000 });
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    const c = loadConfig({ QUERY_MAX_DEPTH: '8', QUERY_MAX_TOKENS: '600', CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' });
+    expect(c.queryLimits).toMatchObject({ depth: 8, tokens: 600 });
+    expect(c.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
+    // Above 1200 tokens a document could nest deep enough to overflow graphql-js's parser.
+    expect(() => loadConfig({ QUERY_MAX_TOKENS: '5000' })).toThrow(/QUERY_MAX_TOKENS: must be at most 1200/);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' })).toThrow(/CORS_ORIGINS: each must be an origin/);
+    expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
+  });
+
   it('requires credentials with an upstream', () => {
     expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
     const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
