@@ -1,4 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import fc from 'fast-check';
 import { parse, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/schema/cost.ts';
@@ -149,4 +150,61 @@ describe('fragments spread many times', () => {
     expect(t.calls().find((c) => c.endpoint === 'getreservation')?.params).toMatchObject({ fullContactInfo: 'true' });
     expect(estimateUpstreamCalls(parse(query))).toBeGreaterThanOrEqual(t.calls().length);
   });
+});
+
+/** Selections drawn from the lookups the estimate has rules for, nested the way clients nest them. */
+const pick = (parts: fc.Arbitrary<string>[]) =>
+  fc.tuple(...parts.map((part) => fc.option(part, { nil: undefined }))).map((chosen) => chosen.filter((x) => x !== undefined).join(' ') || '__typename');
+const eventId = fc.constantFrom(5001, 5002, 5003);
+const window = fc.constantFrom(1, 3, 10);
+const reservationFields = pick([
+  fc.constant('reservationNumber'),
+  fc.constant('hotel { name }'),
+  fc.constant('event { name hotels { name } }'),
+  eventId.map((id) => `attendee { reservations(eventId: ${id}, first: 2) { totalCount edges { node { reservationNumber } } } }`),
+  fc.constant('customFieldValues { customField { name event { name } } }'),
+]);
+const eventFields = pick([
+  fc.constant('name'),
+  fc.constant('hotels { name }'),
+  fc.constant('hotel(hotelId: 201) { name partnerHotelId }'),
+  fc.constant('groupCodes { code hotel { name } }'),
+  fc.constant('pickup { hotel { name } }'),
+  fc.constant('customFields { name event { name } }'),
+  fc.tuple(window, fc.boolean(), reservationFields).map(([first, count, fields]) => `reservations(first: ${first}) { ${count ? 'totalCount' : ''} edges { node { ${fields} } } }`),
+  reservationFields.map((fields) => `reservation(reservationNumber: 700004) { ${fields} }`),
+  fc.tuple(window, reservationFields).map(([first, fields]) => `attendeeAnswers(first: ${first}) { edges { node { reservation { ${fields} } question { question } } } }`),
+]);
+const operation = fc.oneof(
+  fc.tuple(eventId, eventFields).map(([id, fields]) => `{ event(eventId: ${id}) { ${fields} } }`),
+  fc.tuple(fc.uniqueArray(eventId, { minLength: 1 }), eventFields).map(([ids, fields]) => `{ events(eventIds: [${ids.join(', ')}]) { ${fields} } }`),
+  eventFields.map((fields) => `{ customFields { event { ${fields} } } }`),
+);
+
+describe('generated operations', () => {
+  // Its own gateway with a budget that does not run out: forty operations spend far more than 240 calls.
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
+    // Custom fields of several events, so a field's event is not always the same lookup.
+    for (const id of [5002, 5003]) await g.exec(`mutation { createCustomField(input: { name: "Field of ${id}", eventId: ${id} }) { customField { customFieldId } } }`);
+  });
+  afterAll(() => g.close());
+
+  it('are never estimated below what they really call', async () => {
+    await fc.assert(
+      fc.asyncProperty(operation, async (query) => {
+        await readyToCount(g);
+        const estimate = estimateUpstreamCalls(parse(query));
+        const res = await g.exec(query);
+        if (estimate > 120) {
+          expect(res.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COSTLY');
+        } else {
+          expect(res.errors, query).toBeUndefined();
+          expect(estimate, query).toBeGreaterThanOrEqual(g.calls().length);
+        }
+      }),
+      { numRuns: 40, seed: 20_261_122 },
+    );
+  }, 120_000);
 });
