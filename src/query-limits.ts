@@ -23,7 +23,7 @@ export function useQueryLimits(limits: QueryLimits, maxUpstreamCalls: number): P
     maxAliasesPlugin({ n: limits.aliases, ...reported('QUERY_MAX_ALIASES', 'use fewer aliases') }),
     maxDirectivesPlugin({ n: limits.directives, ...reported('QUERY_MAX_DIRECTIVES', 'use fewer directives') }),
     useUpstreamCostLimit(maxUpstreamCalls),
-  ] as Plugin[];
+  ];
 }
 
 /** The armor plugins' own message ("… limit of N exceeded, found M."), with the setting and what to do. */
