@@ -8,6 +8,16 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 
 const int = (min: number, max: number) => z.coerce.number('must be a number').int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
+/** An origin as browsers send it in the Origin header: scheme, host and port, nothing else. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 /** Settings of the architecture that later issues build: refused rather than silently ignored. */
 const notYet = () => z.string().refine(() => false, 'is not supported by this version of the gateway yet').optional();
 
@@ -27,6 +37,19 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
     UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
     QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+    // Defaults pass every operation in test/operations (depth 9, 425 tokens) and GraphiQL's
+    // introspection (184 tokens; depth is not counted under __schema).
+    QUERY_MAX_DEPTH: int(1, 100).default(12),
+    QUERY_MAX_ALIASES: int(0, 1000).default(30),
+    QUERY_MAX_DIRECTIVES: int(0, 1000).default(50),
+    // graphql-js parses and validates recursively: an unclosed `[[[[…` of 2000 tokens already
+    // overflows the stack inside Yoga, so the token limit (counted while parsing) stays well below.
+    QUERY_MAX_TOKENS: int(10, 1200).default(1000),
+    CORS_ORIGINS: z
+      .string()
+      .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+      .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
+      .default([]),
     REDIS_URL: notYet(),
     GATEWAY_AUTH: z
       .enum(['none', 'api-key', 'jwt'])
@@ -49,7 +72,18 @@ export interface Config {
   upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
+  /** Documents past these are refused before they run (see src/query-limits.ts). */
+  queryLimits: QueryLimits;
+  /** Origins allowed to call the gateway from a browser page of another site; none by default. */
+  corsOrigins: string[];
   logLevel: string;
+}
+
+export interface QueryLimits {
+  depth: number;
+  aliases: number;
+  directives: number;
+  tokens: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +123,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateMargin: e.UPSTREAM_RATE_MARGIN,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
+    queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
+    corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -12,3 +12,22 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   const options = { level, redact: { paths, censor: '[redacted]' }, base: undefined };
   return destination ? pino(options, destination) : pino(options);
 }
+
+type YogaLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * Yoga's log calls (`logger.error(error)`, `logger.debug('text', details)`) as pino log lines: an
+ * error goes under `err`, where pino's serializer reads its type, message and stack, and text is
+ * the message. (Passing Yoga's arguments on as one array logged an error under the key "0".)
+ */
+export function yogaLogging(logger: Logger): Record<YogaLogLevel, (...args: unknown[]) => void> {
+  const forward =
+    (level: YogaLogLevel) =>
+    (...args: unknown[]): void => {
+      const err = args.find((arg) => arg instanceof Error);
+      const text = args.filter((arg) => typeof arg === 'string').join(' ');
+      const details = args.filter((arg) => arg !== err && typeof arg !== 'string');
+      logger[level]({ ...(err ? { err } : {}), ...(details.length > 0 ? { details } : {}) }, text || (err as Error | undefined)?.message || '');
+    };
+  return { debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error') };
+}

@@ -17,7 +17,7 @@ try {
 const logger = createLogger(config.logLevel);
 // A promise nobody awaited must not take the whole gateway down with it: log it and serve on.
 process.on('unhandledRejection', (reason) => {
-  logger.error({ err: reason instanceof Error ? { name: reason.name, message: reason.message, stack: reason.stack } : String(reason) }, 'unhandled rejection');
+  logger.error({ err: reason instanceof Error ? reason : String(reason) }, 'unhandled rejection');
 });
 
 let emulator: Emulator | undefined;

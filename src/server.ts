@@ -4,8 +4,11 @@ import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { corsFor, useCsrfPrevention } from './cross-site.ts';
+import { useReadableHttpErrors } from './http-errors.ts';
+import { yogaLogging } from './logger.ts';
+import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
-import { estimateUpstreamCalls } from './schema/cost.ts';
 import { schema } from './schema/index.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
@@ -41,8 +44,14 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
-    logging: logger ? { debug: (...a) => logger.debug(a), info: (...a) => logger.info(a), warn: (...a) => logger.warn(a), error: (...a) => logger.error(a) } : false,
-    plugins: [useReadiness(upstream, licensee), useUpstreamCostLimit(config.maxUpstreamCallsPerOperation)],
+    logging: logger ? yogaLogging(logger) : false,
+    cors: corsFor(config.corsOrigins),
+    plugins: [
+      useReadiness(upstream, licensee),
+      useCsrfPrevention(),
+      useReadableHttpErrors(),
+      ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
+    ],
   });
   return { yoga, upstream, close: () => upstream.close() };
 }
@@ -54,28 +63,6 @@ function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
       if (url.pathname !== '/ready') return;
       const ready = await upstream.ready(licensee);
       endResponse(new fetchAPI.Response(JSON.stringify({ ready }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
-    },
-  };
-}
-
-/**
- * Refuses, before anything runs, an operation whose estimated upstream calls exceed the limit
- * (QUERY_TOO_COSTLY with extensions.estimatedCalls): one query must not spend the licensee's
- * whole budget.
- */
-export function useUpstreamCostLimit(maxCalls: number): Plugin {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
-      if (estimatedCalls <= maxCalls) return;
-      setResultAndStopExecution({
-        errors: [
-          new GraphQLError(
-            `This operation could make about ${estimatedCalls} calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
-            { extensions: { code: 'QUERY_TOO_COSTLY', estimatedCalls, maxCalls } },
-          ),
-        ],
-      });
     },
   };
 }
@@ -98,6 +85,6 @@ export function maskError(error: unknown, logger?: Logger): Error {
     });
   }
   if (graphqlError && (!graphqlError.originalError || graphqlError.originalError.name === 'GraphQLError')) return graphqlError;
-  logger?.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original) }, 'unexpected error');
+  logger?.error({ err: original instanceof Error ? original : String(original) }, 'unexpected error');
   return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }

@@ -1,117 +1,209 @@
-import { Kind, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
-import { DEFAULT_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
+import {
+  getArgumentValues,
+  getNamedType,
+  getVariableValues,
+  isAbstractType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { DEFAULT_WINDOW, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
+import { schema as gatewaySchema } from './index.ts';
+import { flattenFields } from './selection.ts';
 
 /**
- * An upper estimate of the upstream calls an operation can make, from its document and variables,
- * before anything runs: the licensee's budget is 240 calls a minute, and one careless query (an
- * attendee's reservations under each of 5000 reservations) must not spend it for everyone.
- * Shared lookups (an event's hotels, the event itself, custom fields, questions) count once per
- * occurrence in the document; per-record lookups count once per record of the window above them.
+ * An upper estimate of the upstream calls an operation can make, from its document and coerced
+ * variables, before anything runs: the licensee's budget is 240 calls a minute, and one careless
+ * query (an attendee's reservations under each of 5000 reservations) must not spend it for everyone.
+ *
+ * The walk follows the schema's types, so a rule belongs to a parent type and a field
+ * (`Reservation.event`, not every field called `event`). At each level it knows how many distinct
+ * objects the level can hold and how many distinct events they belong to: the request's loaders
+ * make one call per distinct key, so an event's hotels cost one call per event however many of its
+ * reservations ask, while a reservation looked up by number costs one call per answer that asks.
  */
 
-type Vars = Record<string, unknown>;
+type Args = Record<string, unknown>;
 
-interface Walk {
-  fragments: Record<string, FragmentDefinitionNode>;
-  variables: Vars;
+/** Distinct objects a level of the result can hold, and the distinct events they belong to. */
+interface Scope {
+  records: number;
+  events: number;
 }
 
-function value(node: ValueNode | undefined, w: Walk): unknown {
-  if (!node) return undefined;
-  switch (node.kind) {
-    case Kind.VARIABLE:
-      return w.variables[node.name.value];
-    case Kind.INT:
-      return Number(node.value);
-    case Kind.LIST:
-      return node.values.map((v) => value(v, w));
-    case Kind.NULL:
-      return null;
-    default:
-      return 'value' in node ? node.value : undefined;
-  }
+interface FieldCost {
+  calls: number;
+  /** The scope of the field's own selection; the parent's when absent. */
+  below?: Scope;
 }
 
-function arg(field: FieldNode, name: string, w: Walk): unknown {
-  return value(field.arguments?.find((a) => a.name.value === name)?.value, w);
-}
+type Rule = (scope: Scope, args: Args, field: FieldNode, walk: Walk) => FieldCost;
 
-function fields(set: SelectionSetNode | undefined, w: Walk): FieldNode[] {
-  const out: FieldNode[] = [];
-  for (const s of set?.selections ?? []) {
-    if (s.kind === Kind.FIELD) out.push(s);
-    else if (s.kind === Kind.INLINE_FRAGMENT) out.push(...fields(s.selectionSet, w));
-    else out.push(...fields(w.fragments[s.name.value]?.selectionSet, w));
-  }
-  return out;
-}
+/**
+ * A plain (unpaged) list is read whole; no limit is documented, so it is taken as one page.
+ * No per-record lookup hangs below a plain list today, so this only keeps the walk conservative.
+ */
+const LIST_RECORDS = UPSTREAM_PAGE;
+/**
+ * Distinct events among the custom fields of all events (`customFields` without eventId): the
+ * service cannot list events, so this is an assumption, not a bound.
+ */
+export const UNSCOPED_EVENTS = 20;
+
+const oncePerEvent: Rule = (scope) => ({ calls: scope.events, below: { records: scope.events, events: scope.events } });
+const listPerEvent: Rule = (scope) => ({ calls: scope.events, below: { records: scope.events * LIST_RECORDS, events: scope.events } });
+/** A hotel of the record's event: one gethotels per event serves every hotel lookup of it. */
+const hotelOfEvent: Rule = (scope) => ({ calls: scope.events, below: scope });
 
 /** Records a connection window can hold, and the upstream pages it can touch. */
-function window(field: FieldNode, w: Walk): { records: number; pages: number } {
-  const first = arg(field, 'first', w);
-  const last = arg(field, 'last', w);
-  const size = typeof first === 'number' ? first : typeof last === 'number' ? last : DEFAULT_WINDOW;
-  const records = Math.max(0, Math.min(size, 5000));
-  const selected = new Set(fields(field.selectionSet, w).map((f) => f.name.value));
+function window(field: FieldNode, args: Args, walk: Walk): { records: number; pages: number } {
+  const first = typeof args.first === 'number' ? args.first : undefined;
+  const last = typeof args.last === 'number' ? args.last : undefined;
+  const records = Math.max(0, Math.min(first ?? last ?? DEFAULT_WINDOW, MAX_WINDOW));
+  const selected = new Set(flattenFields(field.selectionSet, walk.fragments).map((f) => f.name.value));
   // One page more when the window straddles a boundary or hasNextPage asks for the page count.
   const pages = selected.has('edges') || selected.has('pageInfo') ? Math.ceil(records / UPSTREAM_PAGE) + 1 : 0;
   // totalCount, and last without before, cost the page count and the last page.
-  const counted = selected.has('totalCount') || typeof last === 'number';
+  const counted = selected.has('totalCount') || last !== undefined;
   return { records, pages: pages + (counted ? 2 : 0) };
 }
 
-/** Lookups served by one shared call however many records ask (the loaders dedupe them). */
-const SHARED = new Set(['hotel', 'event', 'question', 'customField']);
-/** Lists of an event: one call per event. */
-const PER_EVENT = new Set(['hotels', 'groupCodes', 'pickup', 'shoppingViewHotels', 'questions', 'customFields', 'defaultQuestions', 'groupCodeLink', 'editReservationLink']);
+/** An event's paged list (reservations, answers): its pages once per event. */
+const pagedPerEvent: Rule = (scope, args, field, walk) => {
+  const { records, pages } = window(field, args, walk);
+  return { calls: scope.events * pages, below: { records: scope.events * records, events: scope.events } };
+};
 
-/** The calls of one selection resolved `times` times. */
-function cost(set: SelectionSetNode | undefined, times: number, w: Walk): number {
+/** Upstream calls by parent type and field; a field not listed costs nothing and keeps its parent's scope. */
+const RULES: Record<string, Rule> = {
+  'Query.event': () => ({ calls: 1, below: { records: 1, events: 1 } }),
+  'Query.events': (_scope, args) => {
+    const ids = Array.isArray(args.eventIds) ? args.eventIds.length : 1;
+    return { calls: ids, below: { records: ids, events: ids } };
+  },
+  // An event, a hotel or a reservation per id; a hotel reached by id may ask once more for its partner id.
+  'Query.node': () => ({ calls: 2, below: { records: 1, events: 1 } }),
+  'Query.nodes': (_scope, args) => {
+    const ids = Array.isArray(args.ids) ? args.ids.length : 1;
+    return { calls: 2 * ids, below: { records: ids, events: ids } };
+  },
+  'Query.groupCodeLink': () => ({ calls: 1 }),
+  'Query.editReservationLink': () => ({ calls: 1 }),
+  'Query.defaultQuestions': () => ({ calls: 1, below: { records: LIST_RECORDS, events: 1 } }),
+  'Query.customFields': (_scope, args) => ({ calls: 1, below: { records: LIST_RECORDS, events: args.eventId == null ? UNSCOPED_EVENTS : 1 } }),
+
+  'Event.hotels': listPerEvent,
+  'Event.groupCodes': listPerEvent,
+  'Event.pickup': listPerEvent,
+  'Event.shoppingViewHotels': listPerEvent,
+  'Event.questions': listPerEvent,
+  'Event.customFields': listPerEvent,
+  'Event.hotel': oncePerEvent,
+  // By number within the event: one getreservation per event that asks.
+  'Event.reservation': oncePerEvent,
+  'Event.reservations': pagedPerEvent,
+  'Event.attendeeAnswers': pagedPerEvent,
+
+  'Reservation.event': oncePerEvent,
+  'Reservation.hotel': hotelOfEvent,
+  'GroupCode.hotel': hotelOfEvent,
+  'RoomPickup.hotel': hotelOfEvent,
+  'ShoppingViewHotel.hotel': hotelOfEvent,
+  // An attendee's reservations of one event are few: one page, read whole, per attendee.
+  'Attendee.reservations': (scope, args, field, walk) => ({ calls: scope.records, below: { records: scope.records * window(field, args, walk).records, events: 1 } }),
+  // Each answer looks up its own reservation by number; its question comes with the event's list.
+  'AttendeeAnswer.reservation': (scope) => ({ calls: scope.records, below: scope }),
+  'AttendeeAnswer.question': oncePerEvent,
+  'CustomField.event': oncePerEvent,
+  // Every field of every event, one call for the whole operation.
+  'CustomFieldValue.customField': () => ({ calls: 1, below: { records: LIST_RECORDS, events: UNSCOPED_EVENTS } }),
+
+  // A write's payload comes back with the write; only a value's reservation is looked up (and the
+  // custom fields, to find the reservation's event).
+  'SetCustomFieldValuePayload.reservation': () => ({ calls: 2, below: { records: 1, events: 1 } }),
+};
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Args;
+  /** The walk stops adding once past it: the operation is refused either way. */
+  limit: number;
+  /** Per selection set (a fragment's included), type and scope: a fragment spread at many places is walked once. */
+  memo: Map<SelectionSetNode, Map<string, number>>;
+}
+
+/** The calls of a selection set on objects of `type` in `scope`. */
+function selectionCost(set: SelectionSetNode, type: GraphQLObjectType, scope: Scope, walk: Walk): number {
+  const key = `${type.name}|${scope.records}|${scope.events}`;
+  const known = walk.memo.get(set)?.get(key);
+  if (known !== undefined) return known;
+  const applies = (condition: string | undefined) => {
+    if (condition === undefined || condition === type.name) return true;
+    const named = walk.schema.getType(condition);
+    return named !== undefined && isAbstractType(named) && walk.schema.isSubType(named, type);
+  };
   let total = 0;
-  for (const f of fields(set, w)) {
-    const name = f.name.value;
-    const below = (n: number) => cost(f.selectionSet, n, w);
-    if (SHARED.has(name) && f.selectionSet) {
-      total += 1 + below(times);
-    } else if (PER_EVENT.has(name)) {
-      total += times + below(times);
-    } else if (name === 'reservation') {
-      // A reservation by number: one getreservation per record that asks.
-      total += times + below(times);
-    } else if (name === 'events' || name === 'node' || name === 'nodes') {
-      const ids = arg(f, name === 'events' ? 'eventIds' : name === 'node' ? 'id' : 'ids', w);
-      const n = Array.isArray(ids) ? ids.length : 1;
-      // A hotel reached by id may ask once more for its partner id.
-      total += (name === 'events' ? 1 : 2) * times * n + below(times * n);
-    } else if (name === 'reservations' || name === 'attendeeAnswers') {
-      const win = window(f, w);
-      // An attendee's reservations (they take an eventId) are few: one page, read whole.
-      const pages = f.arguments?.some((a) => a.name.value === 'eventId') ? 1 : win.pages;
-      const nodes = fields(f.selectionSet, w)
-        .filter((x) => x.name.value === 'edges')
-        .flatMap((e) => fields(e.selectionSet, w))
-        .filter((x) => x.name.value === 'node');
-      total += times * pages + nodes.reduce((sum, node) => sum + cost(node.selectionSet, times * win.records, w), 0);
-    } else if (f.selectionSet) {
-      total += below(times);
-    }
+  for (const field of flattenFields(set, walk.fragments, applies)) {
+    total += fieldCost(field, type, scope, walk);
+    // Every part is added to the whole, so a part past the limit is enough to refuse.
+    if (total > walk.limit) break;
   }
+  if (!walk.memo.has(set)) walk.memo.set(set, new Map());
+  walk.memo.get(set)!.set(key, total);
   return total;
 }
 
-/** The estimate for the operation that will run: reads as above, and one call per mutation field. */
-export function estimateUpstreamCalls(document: DocumentNode, variables: Vars = {}, operationName?: string | null): number {
+function fieldCost(field: FieldNode, parent: GraphQLObjectType, scope: Scope, walk: Walk): number {
+  const definition = parent.getFields()[field.name.value];
+  if (!definition) return 0; // __typename and the introspection fields
+  let args: Args;
+  try {
+    args = getArgumentValues(definition, field, walk.variables);
+  } catch {
+    return 0; // arguments that do not coerce fail the field before its resolver runs
+  }
+  const own = RULES[`${parent.name}.${field.name.value}`]?.(scope, args, field, walk) ?? { calls: 0 };
+  if (!field.selectionSet) return own.calls;
+  const below = own.below ?? scope;
+  const type = getNamedType(definition.type);
+  const types = isObjectType(type) ? [type] : isAbstractType(type) ? walk.schema.getPossibleTypes(type) : [];
+  // An object is of one type only: the sum over the possible types is an upper bound.
+  return types.reduce((sum, possible) => sum + selectionCost(field.selectionSet!, possible, below, walk), own.calls);
+}
+
+/**
+ * The estimate for the operation that will run, on its variables as coerced (defaults included).
+ * With `limit`, the walk stops as soon as the estimate passes it, and answers what it has counted.
+ */
+export function estimateUpstreamCalls(
+  document: DocumentNode,
+  variables: Args = {},
+  operationName?: string | null,
+  limit = Infinity,
+  schema: GraphQLSchema = gatewaySchema,
+): number {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
-  if (!operation) return 0;
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return 0;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  // Variables that do not coerce fail the whole operation before anything runs.
+  if (coerced.errors) return 0;
   const fragments = Object.fromEntries(
     document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
   );
-  const w = { fragments, variables };
-  if (operation.operation !== 'mutation') return cost(operation.selectionSet, 1, w);
-  // A payload's own objects come back with the write; only its reservation is looked up (and the
-  // custom fields, to find the reservation's event).
-  const payload = (f: FieldNode) =>
-    fields(f.selectionSet, w).reduce((sum, c) => sum + (c.name.value === 'reservation' ? 2 : 0) + cost(c.selectionSet, 1, w), 0);
-  return fields(operation.selectionSet, w).reduce((sum, f) => sum + 1 + payload(f), 0);
+  const walk: Walk = { schema, fragments, variables: coerced.coerced, limit, memo: new Map() };
+  if (operation.operation !== 'mutation') return selectionCost(operation.selectionSet, root, { records: 1, events: 1 }, walk);
+  // Each mutation field is one write, sent every time (writes are not deduplicated).
+  return flattenFields(operation.selectionSet, fragments).reduce((sum, field) => {
+    if (sum > limit) return sum;
+    return sum + 1 + fieldCost(field, root, { records: 1, events: 1 }, walk);
+  }, 0);
 }

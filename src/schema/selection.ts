@@ -1,4 +1,4 @@
-import { Kind, visit, type FieldNode, type GraphQLResolveInfo, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, visit, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ReservationFlags } from '../resolvers/reservation.ts';
 
 /**
@@ -6,20 +6,41 @@ import type { ReservationFlags } from '../resolvers/reservation.ts';
  * sent only when a selected field needs it.
  */
 
-function fieldsOf(set: SelectionSetNode | undefined, info: GraphQLResolveInfo, out: FieldNode[] = []): FieldNode[] {
-  for (const s of set?.selections ?? []) {
-    if (s.kind === Kind.FIELD) out.push(s);
-    else if (s.kind === Kind.INLINE_FRAGMENT) fieldsOf(s.selectionSet, info, out);
-    else fieldsOf(info.fragments[s.name.value]?.selectionSet, info, out);
-  }
-  return out;
+/**
+ * The fields of one selection set, its inline fragments and fragment spreads flattened. Each named
+ * fragment is expanded once per selection set, as GraphQL's own field collection does: a document
+ * that spreads a fragment twice, at every level of a chain of fragments, then costs its size and
+ * not two to the power of its depth. `applies` keeps the fragments whose type condition matches
+ * (all of them when the caller does not care about the concrete type).
+ */
+export function flattenFields(
+  set: SelectionSetNode | undefined,
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>,
+  applies: (typeCondition: string | undefined) => boolean = () => true,
+): FieldNode[] {
+  const fields: FieldNode[] = [];
+  const expanded = new Set<string>();
+  const collect = (selections: SelectionSetNode | undefined): void => {
+    for (const selection of selections?.selections ?? []) {
+      if (selection.kind === Kind.FIELD) fields.push(selection);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        if (applies(selection.typeCondition?.name.value)) collect(selection.selectionSet);
+      } else if (!expanded.has(selection.name.value)) {
+        expanded.add(selection.name.value);
+        const fragment = fragments[selection.name.value];
+        if (fragment && applies(fragment.typeCondition.name.value)) collect(fragment.selectionSet);
+      }
+    }
+  };
+  collect(set);
+  return fields;
 }
 
 /** The fields selected at `path` below the field being resolved (all its occurrences merged). */
 export function selectedAt(info: GraphQLResolveInfo, path: string[]): FieldNode[] {
   let level: FieldNode[] = [...info.fieldNodes];
-  for (const name of path) level = level.flatMap((f) => fieldsOf(f.selectionSet, info)).filter((f) => f.name.value === name);
-  return level.flatMap((f) => fieldsOf(f.selectionSet, info));
+  for (const name of path) level = level.flatMap((f) => flattenFields(f.selectionSet, info.fragments)).filter((f) => f.name.value === name);
+  return level.flatMap((f) => flattenFields(f.selectionSet, info.fragments));
 }
 
 const FULL_CONTACT = new Set(['address', 'address2', 'city', 'state', 'zip', 'country', 'companyName', 'preferredGuestNumber']);
@@ -28,7 +49,7 @@ const FULL_CONTACT = new Set(['address', 'address2', 'city', 'state', 'zip', 'co
 export function reservationFlags(info: GraphQLResolveInfo, path: string[]): ReservationFlags {
   const fields = selectedAt(info, path);
   const names = new Set(fields.map((f) => f.name.value));
-  const contact = fields.filter((f) => f.name.value === 'contact').flatMap((f) => fieldsOf(f.selectionSet, info));
+  const contact = fields.filter((f) => f.name.value === 'contact').flatMap((f) => flattenFields(f.selectionSet, info.fragments));
   return {
     fullContactInfo: contact.some((f) => FULL_CONTACT.has(f.name.value)),
     detailedSubBlockInfo: names.has('subBlock'),

@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { parse } from 'graphql';
+import fc from 'fast-check';
+import { parse, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/schema/cost.ts';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -62,8 +63,148 @@ describe('upstream cost estimate', () => {
     expect(estimateUpstreamCalls(query, { n: 300 })).toBe(1 + 2 + 300 + 1);
   });
 
+  // Fault: variable defaults were ignored, so `$n: Int = 1000` was estimated as the default window
+  // of 100 (103 estimated, 227 made) and a 100-id default list as one id.
+  it('estimates on the coerced variables, their defaults included', async () => {
+    const answers = `query ($n: Int = 1000) { event(eventId: 5001) { attendeeAnswers(first: $n) { edges { node { reservation { status } } } } } }`;
+    expect(estimateUpstreamCalls(parse(answers))).toBeGreaterThanOrEqual(1000);
+    const refused = await t.exec(answers);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
+    expect(t.calls({ withAuthenticate: true })).toEqual([]);
+
+    const ids = Array.from({ length: 100 }, (_, i) => 5001 + i);
+    const events = `query ($ids: [Int!]! = [${ids.join(', ')}]) { events(eventIds: $ids) { eventId } }`;
+    expect(estimateUpstreamCalls(parse(events))).toBe(100);
+    const res = await t.exec(events);
+    expect(res.errors).toBeUndefined();
+    expect(estimateUpstreamCalls(parse(events))).toBeGreaterThanOrEqual(t.calls().length);
+  });
+
   it('counts one call per mutation field plus what its payload reads', () => {
     const mutation = parse(`mutation { a: createCustomField(input: { name: "x" }) { customField { customFieldId } } b: createCustomField(input: { name: "y" }) { customField { event { name } } } }`);
     expect(estimateUpstreamCalls(mutation)).toBe(3);
   });
+});
+
+// Fault: a lookup under a list (a custom field's event, that event's hotels) was counted once per
+// place in the document instead of once per distinct parent the list can hold (estimated 6, made 16).
+describe('lookups under lists', () => {
+  it('counts an event lookup per distinct event of the custom fields, and its hotels per event', async () => {
+    for (const eventId of [5001, 5002, 5003]) {
+      const created = await t.exec(`mutation { createCustomField(input: { name: "Field of ${eventId}", eventId: ${eventId} }) { customField { customFieldId } } }`);
+      expect(created.errors).toBeUndefined();
+    }
+    await readyToCount(t);
+    const query = parse('{ customFields { name event { name hotels { name } } } }');
+    const res = await t.exec(print(query));
+    expect(res.errors).toBeUndefined();
+    expect(t.count('getevent')).toBe(3);
+    expect(t.count('gethotels')).toBe(3);
+    expect(estimateUpstreamCalls(query)).toBeGreaterThanOrEqual(t.calls().length);
+  });
+
+  it('counts a hotel lookup under several events once per event, not once per place', async () => {
+    const query = parse('{ events(eventIds: [5001, 5002, 5003]) { hotel(hotelId: 201) { name } } }');
+    const res = await t.exec(print(query));
+    expect(res.errors).toBeUndefined();
+    expect(t.count('gethotels')).toBe(3);
+    expect(estimateUpstreamCalls(query)).toBeGreaterThanOrEqual(t.calls().length);
+  });
+});
+
+/** 23 fragments, each spreading the next twice: the old estimate walked 2^23 expansions (25 s). */
+function fragmentsTwicePerLevel(tail: string, depth = 23): string {
+  const chain = Array.from({ length: depth }, (_, i) => `fragment F${i} on Event { name ...F${i + 1} ...F${i + 1} }`);
+  return `{ event(eventId: 5001) { ...F0 } } ${chain.join(' ')} fragment F${depth} on Event { ${tail} }`;
+}
+
+async function medianMs(run: () => Promise<unknown>, times = 5): Promise<number> {
+  const durations: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const start = performance.now();
+    await run();
+    durations.push(performance.now() - start);
+  }
+  return durations.sort((a, b) => a - b)[Math.floor(times / 2)]!;
+}
+
+// Fault: fragments were re-expanded at every spread with no memo, blocking the event loop.
+describe('fragments spread many times', () => {
+  it('refuses a costly document of fragments nested 23 deep within 50 ms, before any upstream call', async () => {
+    const query = fragmentsTwicePerLevel('reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } }');
+    expect(query.length).toBeLessThan(2500);
+    await t.exec(query); // warm-up: the first request compiles the code paths
+    let res: Awaited<ReturnType<typeof t.exec>> | undefined;
+    // The issue demands the bound; the median of five keeps one slow run on a busy machine out of it.
+    const ms = await medianMs(async () => (res = await t.exec(query)));
+    expect(res!.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
+    expect(t.calls({ withAuthenticate: true })).toEqual([]);
+    expect(ms).toBeLessThan(50);
+  });
+
+  it('answers a cheap one, its reservation flags read from the same fragments', async () => {
+    const query = fragmentsTwicePerLevel('reservations(first: 2) { edges { node { reservationNumber contact { city } } } }');
+    const res = await t.exec<{ event: { name: string; reservations: { edges: { node: { contact: { city: string | null } } }[] } } }, never>(query);
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.event.reservations.edges).toHaveLength(2);
+    expect(t.calls().find((c) => c.endpoint === 'getreservation')?.params).toMatchObject({ fullContactInfo: 'true' });
+    expect(estimateUpstreamCalls(parse(query))).toBeGreaterThanOrEqual(t.calls().length);
+  });
+});
+
+/** Selections drawn from the lookups the estimate has rules for, nested the way clients nest them. */
+const pick = (parts: fc.Arbitrary<string>[]) =>
+  fc.tuple(...parts.map((part) => fc.option(part, { nil: undefined }))).map((chosen) => chosen.filter((x) => x !== undefined).join(' ') || '__typename');
+const eventId = fc.constantFrom(5001, 5002, 5003);
+const window = fc.constantFrom(1, 3, 10);
+const reservationFields = pick([
+  fc.constant('reservationNumber'),
+  fc.constant('hotel { name }'),
+  fc.constant('event { name hotels { name } }'),
+  eventId.map((id) => `attendee { reservations(eventId: ${id}, first: 2) { totalCount edges { node { reservationNumber } } } }`),
+  fc.constant('customFieldValues { customField { name event { name } } }'),
+]);
+const eventFields = pick([
+  fc.constant('name'),
+  fc.constant('hotels { name }'),
+  fc.constant('hotel(hotelId: 201) { name partnerHotelId }'),
+  fc.constant('groupCodes { code hotel { name } }'),
+  fc.constant('pickup { hotel { name } }'),
+  fc.constant('customFields { name event { name } }'),
+  fc.tuple(window, fc.boolean(), reservationFields).map(([first, count, fields]) => `reservations(first: ${first}) { ${count ? 'totalCount' : ''} edges { node { ${fields} } } }`),
+  reservationFields.map((fields) => `reservation(reservationNumber: 700004) { ${fields} }`),
+  fc.tuple(window, reservationFields).map(([first, fields]) => `attendeeAnswers(first: ${first}) { edges { node { reservation { ${fields} } question { question } } } }`),
+]);
+const operation = fc.oneof(
+  fc.tuple(eventId, eventFields).map(([id, fields]) => `{ event(eventId: ${id}) { ${fields} } }`),
+  fc.tuple(fc.uniqueArray(eventId, { minLength: 1 }), eventFields).map(([ids, fields]) => `{ events(eventIds: [${ids.join(', ')}]) { ${fields} } }`),
+  eventFields.map((fields) => `{ customFields { event { ${fields} } } }`),
+);
+
+describe('generated operations', () => {
+  // Its own gateway with a budget that does not run out: forty operations spend far more than 240 calls.
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
+    // Custom fields of several events, so a field's event is not always the same lookup.
+    for (const id of [5002, 5003]) await g.exec(`mutation { createCustomField(input: { name: "Field of ${id}", eventId: ${id} }) { customField { customFieldId } } }`);
+  });
+  afterAll(() => g.close());
+
+  it('are never estimated below what they really call', async () => {
+    await fc.assert(
+      fc.asyncProperty(operation, async (query) => {
+        await readyToCount(g);
+        const estimate = estimateUpstreamCalls(parse(query));
+        const res = await g.exec(query);
+        if (estimate > 120) {
+          expect(res.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COSTLY');
+        } else {
+          expect(res.errors, query).toBeUndefined();
+          expect(estimate, query).toBeGreaterThanOrEqual(g.calls().length);
+        }
+      }),
+      { numRuns: 40, seed: 20_261_122 },
+    );
+  }, 120_000);
 });

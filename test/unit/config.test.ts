@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, yogaLogging } from '../../src/logger.ts';
 
 describe('loadConfig', () => {
   it('defaults to the embedded emulator and its demo licensee', () => {
@@ -36,6 +36,18 @@ describe('loadConfig', () => {
     expect(message).not.toContain('secret-key');
   });
 
+  it('reads the query limits and the CORS allow-list', () => {
+    expect(loadConfig({}).queryLimits).toEqual({ depth: 12, aliases: 30, directives: 50, tokens: 1000 });
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    const c = loadConfig({ QUERY_MAX_DEPTH: '8', QUERY_MAX_TOKENS: '600', CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' });
+    expect(c.queryLimits).toMatchObject({ depth: 8, tokens: 600 });
+    expect(c.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
+    // Above 1200 tokens a document could nest deep enough to overflow graphql-js's parser.
+    expect(() => loadConfig({ QUERY_MAX_TOKENS: '5000' })).toThrow(/QUERY_MAX_TOKENS: must be at most 1200/);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' })).toThrow(/CORS_ORIGINS: each must be an origin/);
+    expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
+  });
+
   it('requires credentials with an upstream', () => {
     expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
     const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
@@ -50,5 +62,20 @@ describe('logger', () => {
     logger.info({ key: 'demo-key-1001', params: { token: 'abc', email: 'a@b.co' }, contact: { firstName: 'Ada' }, attendee: { lastName: 'Lovelace', phone: '555' } }, 'call');
     expect(out).not.toMatch(/demo-key-1001|abc|a@b\.co|Ada|Lovelace|555/);
     expect(out).toContain('[redacted]');
+  });
+});
+
+// Fault: Yoga's log calls were passed on as one array, so an error landed under the key "0".
+describe('Yoga logging', () => {
+  it('logs an error under err, where pino reads its type, message and stack', () => {
+    let out = '';
+    const logger = createLogger('debug', new Writable({ write: (c, _e, done) => ((out += c.toString()), done()) }));
+    const logging = yogaLogging(logger);
+    logging.error(new TypeError('boom'));
+    logging.debug('Parsing request', { operationName: 'X' });
+    const [error, debug] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(error).toMatchObject({ level: 50, msg: 'boom', err: { type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') } });
+    expect(error).not.toHaveProperty('0');
+    expect(debug).toMatchObject({ level: 20, msg: 'Parsing request', details: [{ operationName: 'X' }] });
   });
 });

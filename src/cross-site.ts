@@ -1,0 +1,47 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { createGraphQLError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+
+type CorsSetting = YogaServerOptions<object, object>['cors'];
+
+/**
+ * Requests a page of another site could make through a user's browser. A browser sends a form or
+ * multipart POST, or a GET, to any site without asking it first (no CORS preflight): such a
+ * request must carry one of these headers, which no page can add without a preflight. Apollo
+ * Client sends Apollo-Require-Preflight; GraphiQL and JSON clients send application/json, which
+ * is preflighted anyway.
+ */
+export const PREFLIGHT_HEADERS = ['GraphQL-Preflight', 'X-GraphQL-Yoga-CSRF', 'Apollo-Require-Preflight'];
+
+/** Yoga's CSRF prevention, with an empty header not counting and a message saying what to send. */
+export function useCsrfPrevention(): Plugin {
+  const yogaCheck = useCSRFPrevention({ requestHeaders: PREFLIGHT_HEADERS });
+  return {
+    onRequestParse(payload) {
+      const { request } = payload;
+      // Yoga's check asks `has`; a header sent empty says nothing, as in Apollo's rule.
+      const headers = { get: (name: string) => request.headers.get(name), has: (name: string) => Boolean(request.headers.get(name)?.trim()) };
+      try {
+        return yogaCheck.onRequestParse?.({ ...payload, request: { headers } as Request });
+      } catch {
+        throw createGraphQLError(
+          `This request could come from a page of another site: a GET, or a POST that is not application/json, needs a non-empty header ${PREFLIGHT_HEADERS.join(', ')} (for example GraphQL-Preflight: 1).`,
+          { extensions: { code: 'BAD_REQUEST', http: { status: 403 } } },
+        );
+      }
+    },
+  };
+}
+
+/**
+ * CORS for the allow-listed origins only; other origins get no CORS headers, so their pages cannot
+ * read an answer. (Yoga's default echoes any Origin with credentials allowed, and an empty origin
+ * list means "any".) No cookies are used, so credentials are not allowed.
+ */
+export function corsFor(allowedOrigins: string[]): CorsSetting {
+  if (allowedOrigins.length === 0) return false;
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (!origin || !allowedOrigins.includes(origin)) return false;
+    return { origin: [origin], methods: ['GET', 'POST'], credentials: false };
+  };
+}
