@@ -35,12 +35,14 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   });
   // One configured licensee for now; the per-request context is where a client's own licensee goes.
   const licensee: Licensee = { ...config.licensee };
+  // Where resolvers report records they skip (positions only, never the record's content).
+  const resolverLog = logger?.child({ component: 'resolvers' });
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    context: () => createContext(licensee, upstream),
+    context: () => createContext(licensee, upstream, resolverLog),
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
     renderGraphiQL,
@@ -56,7 +58,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   return { yoga, upstream, close: () => upstream.close() };
 }
 
-/** `/ready`: the upstream is reachable and a token obtainable (at most one authenticate per token lifetime). */
+/** `/ready`: answered from the upstream layer's state within a second (token held, last success, breaker), 503 when not ready. */
 function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
   return {
     async onRequest({ url, endResponse, fetchAPI }) {
