@@ -10,7 +10,7 @@ type CorsSetting = YogaServerOptions<object, object>['cors'];
  * Client sends Apollo-Require-Preflight; GraphiQL and JSON clients send application/json, which
  * is preflighted anyway.
  */
-export const PREFLIGHT_HEADERS = ['GraphQL-Preflight', 'X-GraphQL-Yoga-CSRF', 'Apollo-Require-Preflight'];
+const PREFLIGHT_HEADERS = ['GraphQL-Preflight', 'X-GraphQL-Yoga-CSRF', 'Apollo-Require-Preflight'];
 
 /** Yoga's CSRF prevention, with an empty header not counting and a message saying what to send. */
 export function useCsrfPrevention(): Plugin {

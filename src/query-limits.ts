@@ -52,7 +52,7 @@ function reported(setting: string, advice: string) {
  * (QUERY_TOO_COSTLY with extensions.estimatedCalls): one query must not spend the licensee's
  * whole budget.
  */
-export function useUpstreamCostLimit(maxCalls: number): Plugin {
+function useUpstreamCostLimit(maxCalls: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const variables = (args.variableValues ?? {}) as Record<string, unknown>;

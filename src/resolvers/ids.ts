@@ -4,7 +4,7 @@ import { BadInputError } from '../upstream/errors.ts';
 /** The endpoint table's rule for an identifier, so an id refused here is one the service would refuse. */
 const upstreamId = toService.id();
 
-export function isUpstreamId(value: unknown): value is number {
+function isUpstreamId(value: unknown): value is number {
   return upstreamId.safeParse(value).success;
 }
 
