@@ -3,8 +3,9 @@ import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
 import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
 import { resumePosition } from './seek.ts';
 
-// The cost estimate (schema/cost.ts) reads the page size from here.
+// The cost estimate (schema/cost.ts) reads the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
+export { MAX_SEEK_PAGES } from './seek.ts';
 
 /**
  * Relay connections over the service's pages of 1000. A cursor (cursor.ts) is an offset into the
