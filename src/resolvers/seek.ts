@@ -24,12 +24,12 @@ export async function resumePosition<T>(source: PagedSource<T>, orderOf: OrderOf
 
 /**
  * Whether the record that followed the cursor's record when the cursor was made is still at the
- * next offset. Then the records before that offset are exactly those sorted before it: the walk
- * has seen those it is to see, and resumes there neither skipping nor repeating a record that was
- * in the list throughout. (One that joined between the two keys while as many others left before
- * the cursor is not seen: only the cursor's page could tell, and reading it is what this saves.)
- * Inside a page the cursor's own page is the window's first page, so a seek there is both free and
- * exact: this check is only for a cursor on the last record of its page.
+ * next offset. Then the records before that offset are exactly those sorted before it, which the
+ * walk has passed: resuming there neither skips nor repeats a record that stayed in the list. (A
+ * record that joined between the two keys while as many others left before the cursor is not
+ * seen: only the cursor's page could tell, and reading it is what this check saves. One that joined
+ * there alone moves the next record, and the seek finds it.) Inside a page the cursor's own page is
+ * the window's first, so a seek there is free and exact: this is only for a page's last record.
  */
 async function successorStayed<T>(source: PagedSource<T>, orderOf: OrderOf<T>, { offset, order, next }: Cursor & { order: readonly number[] }): Promise<boolean> {
   const following = offset + 1;
