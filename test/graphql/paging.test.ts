@@ -125,6 +125,27 @@ describe('reservations connection', () => {
     expect(next.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(expected);
   });
 
+  it('a walk resumed at a page boundary checks its place on the next page, and reads the page before only when reservations before it left', async () => {
+    const filter = { reservationStatus: 'NEW' as const };
+    const newOnes = () => t.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'new').map((r) => r.reservationNumber);
+    const pagesRead = () => t.calls().filter((c) => c.endpoint === 'getreservation').map((c) => Number(c.params.page)).sort((a, b) => a - b);
+    expect(newOnes().length).toBeGreaterThan(1005);
+    const first = (await page({ first: 1000, filter })).data!.event!.reservations;
+    const seen = first.edges.map((e) => e.node.reservationNumber);
+    const following = () => newOnes().filter((n) => n > seen[999]!).slice(0, 5);
+
+    t.clearLog();
+    const unchanged = await page({ first: 5, after: first.pageInfo.endCursor, filter });
+    expect(unchanged.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(following());
+    expect(pagesRead()).toEqual([2]);
+
+    await fetch(`${t.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5001, reservationNumber: seen[3], status: 'cancelled' }) });
+    t.clearLog();
+    const changed = await page({ first: 5, after: first.pageInfo.endCursor, filter });
+    expect(changed.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(following());
+    expect(pagesRead()).toEqual([1, 2]);
+  });
+
   it('attendee answers, ordered by reservation then question, resume after answers were added before the cursor', async () => {
     const query = `query ($after: String) { event(eventId: 5002) { attendeeAnswers(first: 10, after: $after) {
       pageInfo { endCursor } edges { node { reservation { reservationNumber } question { questionId } } } } } }`;
