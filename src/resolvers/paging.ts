@@ -2,6 +2,7 @@ import { BadInputError } from '../upstream/errors.ts';
 import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
 import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
 import { resumePosition } from './seek.ts';
+import { pageOf, readStretch, type PositionedRecord } from './stretch.ts';
 
 // The cost estimate (schema/cost.ts) reads the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
@@ -57,8 +58,6 @@ function afterSiblingFields(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-const pageOf = (position: number) => Math.floor(position / UPSTREAM_PAGE) + 1;
-
 function checkSize(value: number | null | undefined, arg: string): void {
   if (value === null || value === undefined) return;
   if (!Number.isInteger(value) || value < 0 || value > MAX_WINDOW) {
@@ -78,7 +77,7 @@ export async function totalOf<T>(source: PagedSource<T>): Promise<number> {
  * `last` without `before` and `totalCount` use the page count and the last page. Nothing is fetched
  * for a part of the connection the query does not read: `edges` and `pageInfo` fetch the window,
  * `totalCount` the count; and when the window reaches the end of the list, the count is known
- * without asking.
+ * without asking. A window ending on a page boundary answers `hasNextPage` from the page after it.
  */
 export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T> {
   checkSize(args.first, 'first');
@@ -165,51 +164,6 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   };
 }
 
-interface PositionedRecord<T> {
-  position: number;
-  node: T;
-}
-
-/** What a window read: its records, the pages that hold them, and how the list ended if it did. */
-interface Stretch<T> {
-  records: PositionedRecord<T>[];
-  pages: Map<number, Page<T>>;
-  /** Positions read, undecodable ones included: fewer than asked when the list ends inside the window. */
-  positions: number;
-  /** Known when a page shorter than 1000 ended the list. */
-  total?: number;
-}
-
-/** Reads the pages of positions [start, end) concurrently and decodes only the records inside. */
-async function readStretch<T>(source: PagedSource<T>, start: number, end: number): Promise<Stretch<T>> {
-  const stretch: Stretch<T> = { records: [], pages: new Map(), positions: 0 };
-  if (end <= start) return stretch;
-  const firstPage = pageOf(start);
-  const numbers = Array.from({ length: pageOf(end - 1) - firstPage + 1 }, (_, i) => firstPage + i);
-  const pages = await Promise.all(numbers.map((n) => source.page(n)));
-  for (const [i, page] of pages.entries()) {
-    const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
-    stretch.pages.set(numbers[i]!, page);
-    // Positions are the service's: a record that does not decode is left out of the edges, but it
-    // keeps its place, so no cursor moves and the window's fullness counts it.
-    const from = Math.max(start, pageStart);
-    const to = Math.min(end, pageStart + page.length);
-    const undecodable: number[] = [];
-    for (let position = from; position < to; position++) {
-      const node = page.at(position - pageStart);
-      if (node == null) undecodable.push(position);
-      else stretch.records.push({ position, node });
-    }
-    stretch.positions += Math.max(0, to - from);
-    reportUndecodable(source, page, undecodable);
-    if (page.length < UPSTREAM_PAGE) {
-      stretch.total = pageStart + page.length;
-      break; // the list ends here
-    }
-  }
-  return stretch;
-}
-
 /**
  * A record's cursor. The last record of a page also carries the key of the record after it when
  * the page holding that one was read: resuming there then checks its place on the page the next
@@ -220,16 +174,4 @@ function cursorOf<T>(source: PagedSource<T>, pages: ReadonlyMap<number, Page<T>>
   const following = position + 1;
   const record = order && following % UPSTREAM_PAGE === 0 ? pages.get(pageOf(following))?.at(0) : null;
   return encodeCursor(source.key, position, order, record == null ? null : source.orderOf?.(record));
-}
-
-/** Positions already reported per page object, so each undecodable record is reported once. */
-const reported = new WeakMap<object, Set<number>>();
-
-function reportUndecodable<T>(source: PagedSource<T>, page: Page<T>, positions: number[]): void {
-  if (positions.length === 0 || !source.onUndecodable) return;
-  let seen = reported.get(page);
-  if (!seen) reported.set(page, (seen = new Set()));
-  const fresh = positions.filter((position) => !seen.has(position));
-  for (const position of fresh) seen.add(position);
-  if (fresh.length > 0) source.onUndecodable(fresh);
 }
