@@ -125,6 +125,38 @@ describe('windows of 1000 at a page boundary', () => {
   });
 });
 
+describe('windows anywhere in a list', () => {
+  // Its own gateway with a budget that does not run out, as below.
+  let w: TestGateway;
+  beforeAll(async () => {
+    w = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
+  });
+  afterAll(() => w.close());
+  const size = fc.constantFrom(0, 1, 999, 1000, 1001, 2000);
+  /** A window of event 5001's reservations, its cursor from an earlier window; pageInfo and totalCount selected or not. */
+  const windowQuery = (first: number, cursorArg: 'after' | 'before' | null, hasNextPage: boolean, totalCount: boolean) =>
+    `query ${cursorArg ? '($cursor: String)' : ''} { event(eventId: 5001) { reservations(first: ${first}${cursorArg ? `, ${cursorArg}: $cursor` : ''}) {
+      ${totalCount ? 'totalCount' : ''} pageInfo { endCursor ${hasNextPage ? 'hasNextPage' : ''} } edges { node { reservationNumber } } } } }`;
+
+  it('are never estimated below what they really call, whatever the cursor', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ earlier: fc.constantFrom(1, 999, 1000, 1500, 2000), earlierAsked: fc.boolean(), first: size, cursorArg: fc.constantFrom('after' as const, 'before' as const, null), hasNextPage: fc.boolean(), totalCount: fc.boolean() }),
+        async ({ earlier, earlierAsked, first, cursorArg, hasNextPage, totalCount }) => {
+          const before = await w.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowQuery(earlier, null, earlierAsked, false));
+          const cursor = before.data!.event.reservations.pageInfo.endCursor;
+          await readyToCount(w);
+          const query = windowQuery(first, cursorArg, hasNextPage, totalCount);
+          const res = await w.exec(query, { cursor });
+          expect(res.errors, query).toBeUndefined();
+          expect(estimateUpstreamCalls(parse(query), { cursor }), query).toBeGreaterThanOrEqual(w.calls().length);
+        },
+      ),
+      { numRuns: 30, seed: 20_261_122 },
+    );
+  }, 120_000);
+});
+
 // Fault: a lookup under a list (a custom field's event, that event's hotels) was counted once per
 // place in the document instead of once per distinct parent the list can hold (estimated 6, made 16).
 describe('lookups under lists', () => {
