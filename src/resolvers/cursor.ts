@@ -10,16 +10,23 @@ export interface Cursor {
   offset: number;
   /** The sort key of the record at `offset`; absent in cursors made before it was carried. */
   order?: readonly number[];
+  /**
+   * The sort key of the record that followed it when the cursor was made, carried only by a
+   * record on the last position of a page: a walk resumed there checks its place on the next page,
+   * which it reads anyway, instead of reading the cursor's page again (seek.ts).
+   */
+  next?: readonly number[];
 }
 
 interface CursorJson {
   o: number;
   k: string;
   n?: readonly number[];
+  x?: readonly number[];
 }
 
-export function encodeCursor(key: string, offset: number, order?: readonly number[] | null): string {
-  const json: CursorJson = { o: offset, k: key, ...(order ? { n: order } : {}) };
+export function encodeCursor(key: string, offset: number, order?: readonly number[] | null, next?: readonly number[] | null): string {
+  const json: CursorJson = { o: offset, k: key, ...(order ? { n: order } : {}), ...(order && next ? { x: next } : {}) };
   return Buffer.from(JSON.stringify(json)).toString('base64url');
 }
 
@@ -32,13 +39,18 @@ export function decodeCursor(cursor: string, key: string, arg: string): Cursor {
   }
   if (typeof parsed !== 'object' || parsed === null || !isOffset(parsed.o)) throw notACursor(arg);
   if (parsed.k !== key) throw new BadInputError(`${arg}: the cursor belongs to another list or filter`, arg);
-  if (parsed.n === undefined) return { offset: parsed.o };
-  if (!Array.isArray(parsed.n) || parsed.n.length === 0 || !parsed.n.every(Number.isSafeInteger)) throw notACursor(arg);
-  return { offset: parsed.o, order: parsed.n as number[] };
+  if (parsed.n === undefined && parsed.x === undefined) return { offset: parsed.o };
+  // A next key is only ever issued beside the record's own.
+  if (!isSortKey(parsed.n) || (parsed.x !== undefined && !isSortKey(parsed.x))) throw notACursor(arg);
+  return { offset: parsed.o, order: parsed.n, ...(parsed.x === undefined ? {} : { next: parsed.x }) };
 }
 
 function isOffset(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isSortKey(value: unknown): value is number[] {
+  return Array.isArray(value) && value.length > 0 && value.every(Number.isSafeInteger);
 }
 
 function notACursor(arg: string): BadInputError {

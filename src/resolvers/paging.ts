@@ -1,16 +1,20 @@
 import { BadInputError } from '../upstream/errors.ts';
 import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
 import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
-import { seekPosition } from './seek.ts';
+import { resumePosition } from './seek.ts';
+import { pageOf, readStretch, type PositionedRecord } from './stretch.ts';
 
-// The cost estimate (schema/cost.ts) reads the page size from here.
+// The cost estimate (schema/cost.ts) reads the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
+export { MAX_SEEK_PAGES } from './seek.ts';
 
 /**
  * Relay connections over the service's pages of 1000. A cursor (cursor.ts) is an offset into the
  * filtered list, a hash of the filter, and the sort key of its record: where the service orders the
  * list, a walk resumed after records were added or removed before the cursor finds its place by
- * that key (seek.ts) instead of trusting the offset.
+ * that key (seek.ts) instead of trusting the offset. The cursor of a page's last record also
+ * carries the key of the record after it when that is known, so that resuming there needs no read
+ * of the page before.
  */
 
 export const DEFAULT_WINDOW = 100;
@@ -23,13 +27,16 @@ export interface WindowArgs {
   before?: string | null;
 }
 
+/** A promise only for a window's last record, which waits to learn whether the page after it is read. */
+type CursorValue = string | PromiseLike<string>;
+
 export interface Connection<T> {
-  edges: PromiseLike<{ cursor: string; node: T }[]>;
+  edges: PromiseLike<{ cursor: CursorValue; node: T }[]>;
   pageInfo: PromiseLike<{
     hasNextPage: boolean | PromiseLike<boolean>;
     hasPreviousPage: boolean;
-    startCursor: string | null;
-    endCursor: string | null;
+    startCursor: CursorValue | null;
+    endCursor: CursorValue | null;
   }>;
   /** Computed only when a client reads it: page count plus the last page, unless the window saw the end. */
   totalCount: PromiseLike<number>;
@@ -41,6 +48,14 @@ export function lazy<T>(work: () => Promise<T>): PromiseLike<T> {
   return {
     then: (onFulfilled, onRejected) => (started ??= work()).then(onFulfilled, onRejected),
   };
+}
+
+/**
+ * Resolves once the sibling fields of the current selection have been asked for: GraphQL resolves
+ * them all in one turn of the event loop, so by the next one each has started its work or never will.
+ */
+function afterSiblingFields(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function checkSize(value: number | null | undefined, arg: string): void {
@@ -62,7 +77,7 @@ export async function totalOf<T>(source: PagedSource<T>): Promise<number> {
  * `last` without `before` and `totalCount` use the page count and the last page. Nothing is fetched
  * for a part of the connection the query does not read: `edges` and `pageInfo` fetch the window,
  * `totalCount` the count; and when the window reaches the end of the list, the count is known
- * without asking.
+ * without asking. A window ending on a page boundary answers `hasNextPage` from the page after it.
  */
 export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T> {
   checkSize(args.first, 'first');
@@ -81,17 +96,17 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
     return fetchWindow();
   });
   const total = lazy(async () => {
-    // Sibling fields are resolved in the same turn of the event loop: let `edges` start first, so
-    // that a window reaching the end of the list answers the count too.
-    await new Promise((resolve) => setImmediate(resolve));
+    // Let `edges` start first, so that a window reaching the end of the list answers the count too.
+    await afterSiblingFields();
     if (windowStarted && last === undefined) await window;
     return knownTotal ?? totalOf(source);
   });
 
   /** Where the list resumes for a cursor: by its record's key when the list is ordered, else by offset. */
   function positionOf(cursor: Cursor, side: 'after' | 'before'): number | Promise<number> {
-    if (!cursor.order || !source.orderOf) return side === 'after' ? cursor.offset + 1 : cursor.offset;
-    return seekPosition(source, source.orderOf, { offset: cursor.offset, order: cursor.order }, side === 'before');
+    const { order } = cursor;
+    if (!order || !source.orderOf) return side === 'after' ? cursor.offset + 1 : cursor.offset;
+    return resumePosition(source, source.orderOf, { ...cursor, order }, side);
   }
 
   async function fetchWindow() {
@@ -104,45 +119,35 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
       start = Math.max(start, end - last);
     }
 
-    // Positions are the service's: a record that does not decode is left out of the edges, but it
-    // keeps its place, so no cursor moves and the window's fullness counts it.
-    const edges: { cursor: string; node: T }[] = [];
-    let positionsRead = 0;
-    let lastPage: { number: number; size: number } | undefined;
-    if (end > start) {
-      const firstPage = Math.floor(start / UPSTREAM_PAGE) + 1;
-      const lastPageNumber = Math.floor((end - 1) / UPSTREAM_PAGE) + 1;
-      const numbers = Array.from({ length: lastPageNumber - firstPage + 1 }, (_, i) => firstPage + i);
-      const pages = await Promise.all(numbers.map((n) => source.page(n)));
-      for (let i = 0; i < pages.length; i++) {
-        const pageStart = (numbers[i]! - 1) * UPSTREAM_PAGE;
-        const page = pages[i]!;
-        // Only the records inside the window are decoded.
-        const from = Math.max(start, pageStart);
-        const to = Math.min(end, pageStart + page.length);
-        const undecodable: number[] = [];
-        for (let position = from; position < to; position++) {
-          const node = page.at(position - pageStart);
-          if (node == null) undecodable.push(position);
-          else edges.push({ cursor: encodeCursor(source.key, position, source.orderOf?.(node)), node });
-        }
-        positionsRead += Math.max(0, to - from);
-        reportUndecodable(source, page, undecodable);
-        lastPage = { number: numbers[i]!, size: page.length };
-        if (page.length < UPSTREAM_PAGE) {
-          knownTotal = pageStart + page.length;
-          break; // the list ends here
-        }
-      }
-    }
-
-    const windowFull = positionsRead === end - start;
+    const stretch = await readStretch(source, start, end);
+    knownTotal ??= stretch.total;
     let hasNextPage: boolean | PromiseLike<boolean>;
+    // The page holding position `end`, when the window's own pages do not: read only if `hasNextPage` is asked.
+    const following = pageOf(end);
+    let mayReadAhead = false;
+    let readingAhead: Promise<Page<T>> | undefined;
     if (before !== undefined) hasNextPage = true; // the record of `before` follows
     else if (last !== undefined && first === undefined) hasNextPage = false; // the window ends at the end
-    else if (!windowFull) hasNextPage = false;
-    else if (lastPage && end < lastPage.number * UPSTREAM_PAGE) hasNextPage = lastPage.size > end - (lastPage.number - 1) * UPSTREAM_PAGE;
-    else hasNextPage = lazy(async () => (await source.pageCount()) * UPSTREAM_PAGE > end);
+    else if (stretch.positions < end - start) hasNextPage = false; // a short page ended the list
+    else if (stretch.pages.has(following)) hasNextPage = stretch.pages.get(following)!.length > end % UPSTREAM_PAGE;
+    else {
+      // The window ends where a page does (or is empty): the page after it answers for the one call
+      // the page count would cost, and tells the key of the record that follows, which the end
+      // cursor then carries so that the next window need not read this window's last page again.
+      mayReadAhead = true;
+      hasNextPage = lazy(async () => (await (readingAhead ??= source.page(following))).length > end % UPSTREAM_PAGE);
+    }
+
+    const edges: { cursor: CursorValue; node: T }[] = stretch.records.map((record) => ({ cursor: cursorOf(source, stretch.pages, record), node: record.node }));
+    const lastRecord = stretch.records.at(-1);
+    if (mayReadAhead && lastRecord && lastRecord.position === end - 1) {
+      // The record after it is on the page after the window: known only if `hasNextPage` reads it.
+      edges[edges.length - 1]!.cursor = lazy(async () => {
+        await afterSiblingFields();
+        const page = await readingAhead?.catch(() => undefined); // a failed read-ahead fails hasNextPage, not the cursor
+        return cursorOf(source, page ? new Map([...stretch.pages, [following, page]]) : stretch.pages, lastRecord);
+      });
+    }
     const pageInfo = {
       hasNextPage,
       hasPreviousPage: start > 0,
@@ -159,14 +164,14 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   };
 }
 
-/** Positions already reported per page object, so each undecodable record is reported once. */
-const reported = new WeakMap<object, Set<number>>();
-
-function reportUndecodable<T>(source: PagedSource<T>, page: Page<T>, positions: number[]): void {
-  if (positions.length === 0 || !source.onUndecodable) return;
-  let seen = reported.get(page);
-  if (!seen) reported.set(page, (seen = new Set()));
-  const fresh = positions.filter((position) => !seen.has(position));
-  for (const position of fresh) seen.add(position);
-  if (fresh.length > 0) source.onUndecodable(fresh);
+/**
+ * A record's cursor. The last record of a page also carries the key of the record after it when
+ * the page holding that one was read: resuming there then checks its place on the page the next
+ * window reads anyway (seek.ts).
+ */
+function cursorOf<T>(source: PagedSource<T>, pages: ReadonlyMap<number, Page<T>>, { position, node }: PositionedRecord<T>): string {
+  const order = source.orderOf?.(node);
+  const following = position + 1;
+  const record = order && following % UPSTREAM_PAGE === 0 ? pages.get(pageOf(following))?.at(0) : null;
+  return encodeCursor(source.key, position, order, record == null ? null : source.orderOf?.(record));
 }

@@ -13,7 +13,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { DEFAULT_WINDOW, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
+import { DEFAULT_WINDOW, MAX_SEEK_PAGES, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
 import { schema as gatewaySchema } from './index.ts';
 import { flattenFields } from './selection.ts';
 
@@ -61,17 +61,32 @@ const listPerEvent: Rule = (scope) => ({ calls: scope.events, below: { records: 
 /** A hotel of the record's event: one gethotels per event serves every hotel lookup of it. */
 const hotelOfEvent: Rule = (scope) => ({ calls: scope.events, below: scope });
 
-/** Records a connection window can hold, and the upstream pages it can touch. */
+/** Records a connection window can hold, and the upstream calls it can make (resolvers/paging.ts). */
 function window(field: FieldNode, args: Args, walk: Walk): { records: number; pages: number } {
   const first = typeof args.first === 'number' ? args.first : undefined;
   const last = typeof args.last === 'number' ? args.last : undefined;
   const records = Math.max(0, Math.min(first ?? last ?? DEFAULT_WINDOW, MAX_WINDOW));
-  const selected = new Set(flattenFields(field.selectionSet, walk.fragments).map((f) => f.name.value));
-  // One page more when the window straddles a boundary or hasNextPage asks for the page count.
-  const pages = selected.has('edges') || selected.has('pageInfo') ? Math.ceil(records / UPSTREAM_PAGE) + 1 : 0;
+  const selected = flattenFields(field.selectionSet, walk.fragments);
+  const names = new Set(selected.map((f) => f.name.value));
+  const readsWindow = names.has('edges') || names.has('pageInfo');
+  const asksNextPage = selected.some((f) => f.name.value === 'pageInfo' && flattenFields(f.selectionSet, walk.fragments).some((g) => g.name.value === 'hasNextPage'));
+  const cursors = (args.after == null ? 0 : 1) + (args.before == null ? 0 : 1);
+  const pages = readsWindow ? windowPages(records, { fromStart: cursors === 0 && last === undefined, asksNextPage, cursors }) : 0;
   // totalCount, and last without before, cost the page count and the last page.
-  const counted = selected.has('totalCount') || last !== undefined;
+  const counted = names.has('totalCount') || last !== undefined;
   return { records, pages: pages + (counted ? 2 : 0) };
+}
+
+/** The pages a window of `records` can read. */
+function windowPages(records: number, { fromStart, asksNextPage, cursors }: { fromStart: boolean; asksNextPage: boolean; cursors: number }): number {
+  const spanned = Math.ceil(records / UPSTREAM_PAGE);
+  // From the start of the list: its own pages, and the page after when the window ends where a
+  // page does and hasNextPage asks what follows.
+  if (fromStart) return spanned + (records % UPSTREAM_PAGE === 0 && asksNextPage ? 1 : 0);
+  // Elsewhere one page more: the window straddles a boundary, or ends on one and reads ahead (never
+  // both). A cursor is placed by its record's key: checking the next key reads a page the window
+  // reads anyway, but in a list that changed since, the seek may read up to MAX_SEEK_PAGES more.
+  return spanned + 1 + cursors * MAX_SEEK_PAGES;
 }
 
 /** An event's paged list (reservations, answers): its pages once per event. */

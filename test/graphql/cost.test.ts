@@ -58,9 +58,9 @@ describe('upstream cost estimate', () => {
 
   it('follows variables and counts answers that each look up their reservation', () => {
     const query = parse(`query ($n: Int) { event(eventId: 1) { attendeeAnswers(first: $n) { edges { node { reservation { status } question { question } } } } } }`);
-    // 1 event + 2 pages + one reservation per answer + one shared question list.
-    expect(estimateUpstreamCalls(query, { n: 10 })).toBe(1 + 2 + 10 + 1);
-    expect(estimateUpstreamCalls(query, { n: 300 })).toBe(1 + 2 + 300 + 1);
+    // 1 event + 1 page (a window from the start, inside one page) + one reservation per answer + one shared question list.
+    expect(estimateUpstreamCalls(query, { n: 10 })).toBe(1 + 1 + 10 + 1);
+    expect(estimateUpstreamCalls(query, { n: 300 })).toBe(1 + 1 + 300 + 1);
   });
 
   // Fault: variable defaults were ignored, so `$n: Int = 1000` was estimated as the default window
@@ -84,6 +84,77 @@ describe('upstream cost estimate', () => {
     const mutation = parse(`mutation { a: createCustomField(input: { name: "x" }) { customField { customFieldId } } b: createCustomField(input: { name: "y" }) { customField { event { name } } } }`);
     expect(estimateUpstreamCalls(mutation)).toBe(3);
   });
+});
+
+// Fault: a window after the cursor of a page's last record was estimated at 2 pages while it read
+// the page before, its own page and the page count (3 calls, 4 with the event): below the calls made.
+describe('windows of 1000 at a page boundary', () => {
+  const windowOf1000 = (hasNextPage: boolean) =>
+    `query ($after: String) { event(eventId: 5001) { reservations(first: 1000, after: $after) { pageInfo { endCursor ${hasNextPage ? 'hasNextPage' : ''} } edges { node { reservationNumber } } } } }`;
+  /** The end cursor of the first 1000 reservations: with the next key when that window asked hasNextPage. */
+  const boundaryCursor = async (withNextKey: boolean) =>
+    (await t.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowOf1000(withNextKey))).data!.event.reservations.pageInfo.endCursor;
+
+  // Calls made: the event, the window's page, the page after it when hasNextPage asks, and the
+  // page before when the cursor has no next key to check. The estimate cannot know the cursor, nor
+  // whether the list changed since (a seek may then read up to 3 pages more): 1 + 2 + 3.
+  it.each([
+    ['asks hasNextPage, after a cursor with the next key', true, true, 3],
+    ['asks hasNextPage, after a cursor without it', true, false, 4],
+    ['does not ask hasNextPage, after a cursor with the next key', false, true, 2],
+    ['does not ask hasNextPage, after a cursor without it', false, false, 3],
+  ])('first: 1000 that %s: estimated at or above its calls', async (_name, asksNextPage, withNextKey, calls) => {
+    const after = await boundaryCursor(withNextKey);
+    await readyToCount(t);
+    const query = windowOf1000(asksNextPage);
+    const res = await t.exec(query, { after });
+    expect(res.errors).toBeUndefined();
+    expect(t.calls().length).toBe(calls);
+    expect(estimateUpstreamCalls(parse(query), { after })).toBe(6);
+  });
+
+  it.each([
+    [true, 3],
+    [false, 2],
+  ])('from the start of the list, hasNextPage asked: %s, is estimated at exactly its %i calls', async (asksNextPage, calls) => {
+    const query = windowOf1000(asksNextPage);
+    const res = await t.exec(query, {});
+    expect(res.errors).toBeUndefined();
+    expect(t.calls().length).toBe(calls);
+    expect(estimateUpstreamCalls(parse(query))).toBe(calls);
+  });
+});
+
+describe('windows anywhere in a list', () => {
+  // Its own gateway with a budget that does not run out, as below.
+  let w: TestGateway;
+  beforeAll(async () => {
+    w = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
+  });
+  afterAll(() => w.close());
+  const size = fc.constantFrom(0, 1, 999, 1000, 1001, 2000);
+  /** A window of event 5001's reservations, its cursor from an earlier window; pageInfo and totalCount selected or not. */
+  const windowQuery = (first: number, cursorArg: 'after' | 'before' | null, hasNextPage: boolean, totalCount: boolean) =>
+    `query ${cursorArg ? '($cursor: String)' : ''} { event(eventId: 5001) { reservations(first: ${first}${cursorArg ? `, ${cursorArg}: $cursor` : ''}) {
+      ${totalCount ? 'totalCount' : ''} pageInfo { endCursor ${hasNextPage ? 'hasNextPage' : ''} } edges { node { reservationNumber } } } } }`;
+
+  it('are never estimated below what they really call, whatever the cursor', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ earlier: fc.constantFrom(1, 999, 1000, 1500, 2000), earlierAsked: fc.boolean(), first: size, cursorArg: fc.constantFrom('after' as const, 'before' as const, null), hasNextPage: fc.boolean(), totalCount: fc.boolean() }),
+        async ({ earlier, earlierAsked, first, cursorArg, hasNextPage, totalCount }) => {
+          const before = await w.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowQuery(earlier, null, earlierAsked, false));
+          const cursor = before.data!.event.reservations.pageInfo.endCursor;
+          await readyToCount(w);
+          const query = windowQuery(first, cursorArg, hasNextPage, totalCount);
+          const res = await w.exec(query, { cursor });
+          expect(res.errors, query).toBeUndefined();
+          expect(estimateUpstreamCalls(parse(query), { cursor }), query).toBeGreaterThanOrEqual(w.calls().length);
+        },
+      ),
+      { numRuns: 30, seed: 20_261_122 },
+    );
+  }, 120_000);
 });
 
 // Fault: a lookup under a list (a custom field's event, that event's hotels) was counted once per
