@@ -120,7 +120,7 @@ function isTokenRejection(status: number, body: unknown, problem: Problem | unde
 /** A refusal the service meant: mapped to the taxonomy, with its message cleaned of secrets. */
 function refusal(call: UpstreamCall, status: number, problem: Problem): UpstreamError {
   const { name, licensee } = call;
-  const message = clean(problem.message ?? `status ${status}`, licensee);
+  const message = clean(problem.message ?? `status ${status}`, licensee, call.token);
   const code = problem.code ?? '';
   if (name === 'authenticate' && (status === 401 || code === 'INVALID_CREDENTIALS')) {
     return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.id}`, status, code);
@@ -131,11 +131,21 @@ function refusal(call: UpstreamCall, status: number, problem: Problem): Upstream
   return new UpstreamResponseError(`the reservation service refused ${name}: ${message}`, status, code);
 }
 
-/** Upstream messages are passed on to clients: never with the key, a token or a URL in them. */
-function clean(message: string, licensee: Licensee): string {
-  return message
-    .split(licensee.key)
-    .join('[key]')
+/**
+ * Upstream messages are passed on to clients: never with the key, a token or a URL in them. The
+ * exact key and token, raw or URL-encoded, go first: a token may hold `+ / = .` or be short, which
+ * the length pattern (the backstop for secrets we do not know, such as another call's token) misses.
+ */
+function clean(message: string, licensee: Licensee, token: string | undefined): string {
+  let cleaned = message;
+  for (const [secret, label] of [
+    [licensee.key, '[key]'],
+    [token, '[token]'],
+  ] as const) {
+    if (!secret) continue;
+    for (const form of new Set([secret, encodeURIComponent(secret)])) cleaned = cleaned.split(form).join(label);
+  }
+  return cleaned
     .replace(/https?:\/\/\S+/g, '[url]')
     .replace(/[A-Za-z0-9_-]{24,}/g, '[redacted]')
     .slice(0, 300);

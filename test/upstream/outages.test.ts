@@ -184,3 +184,24 @@ describe('token-rejection guess', () => {
     expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(1);
   });
 });
+
+describe('secrets in upstream messages', () => {
+  // Fault: only the key was cleaned out exactly; a token with `+ / =` or under 24 characters
+  // slipped past the length pattern and reached clients and logs.
+  it('a 400 or 404 message echoing the call’s token, raw or URL-encoded, reaches the caller without it', async () => {
+    const token = 'ab+cd/ef=';
+    const stub = await startStub((endpoint, nth) => {
+      if (endpoint === 'authenticate') return { status: 200, body: { token } };
+      return nth === 1
+        ? { status: 400, body: { error: { code: 'INVALID_PARAMETER', message: `bad hotelName for token ${token}`, field: 'hotelName' } } }
+        : { status: 404, body: { error: { code: 'NOT_FOUND', message: `no event for ${encodeURIComponent(token)} (${token})` } } };
+    });
+    stubs.push(stub);
+    const client = open({}, stub);
+    const refused = (await client.call(LICENSEE_1001, 'gethotels', { eventId: 5001 }).catch((e: unknown) => e)) as UpstreamError;
+    const missing = (await client.call(LICENSEE_1001, 'gethotels', { eventId: 5002 }).catch((e: unknown) => e)) as UpstreamError;
+    expect([refused.code, missing.code]).toEqual(['BAD_USER_INPUT', 'NOT_FOUND']);
+    expect(refused.message).toBe('bad hotelName for token [token]');
+    expect(missing.message).toBe('no event for [token] ([token])');
+  });
+});
