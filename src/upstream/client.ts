@@ -11,7 +11,7 @@ import { checkParams } from './params.ts';
 import { RateBudget, type BudgetStore } from './rate-limit.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';
-import { TokenManager, type TokenStore } from './tokens.ts';
+import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
 import { Transport } from './transport.ts';
 
 export interface UpstreamOptions {
@@ -63,23 +63,24 @@ export class UpstreamClient {
     this.budget = new RateBudget({ limit: options.rateLimit, windowMs: options.rateWindowMs, margin: options.rateMargin, store: options.stores?.budget });
     const breaker = createBreaker(options.halfOpenAfterMs);
     const answer: Send = async (call) => classifyAnswer(call, await this.transport.send(call));
-    this.tokens = new TokenManager((licensee) => authenticate(licensee), { store: options.stores?.tokens, now: options.now, logger: options.logger });
+    this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now: options.now, logger: options.logger });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now: options.now });
     this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore());
 
-    // The token's own path: no cache, no token, no breaker. Behind the data calls' breaker, a
+    // The token's own paths: no cache, no token, no breaker. Behind the data calls' breaker, a
     // half-open probe waiting for its token would wait for itself (the breaker deadlock).
-    const authenticatePath = compose(
-      [
-        { name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES }) },
-        { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
-        { name: 'readiness', layer: this.readiness.layer },
-      ],
-      answer,
-    );
-    const authenticate = async (licensee: Licensee): Promise<string> => {
+    // Readiness' probe takes the path without retry: at most one authenticate on its behalf.
+    const authenticateLayers: NamedLayer[] = [
+      { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
+      { name: 'readiness', layer: this.readiness.layer },
+    ];
+    const authenticatePaths = {
+      retrying: compose([{ name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES }) }, ...authenticateLayers], answer),
+      once: compose(authenticateLayers, answer),
+    };
+    const authenticate = async (licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> => {
       const call = this.prepare(licensee, 'authenticate', { key: licensee.key, systemIdentifier: licensee.id }, {});
-      const result = await authenticatePath(call).catch((error: unknown) => {
+      const result = await authenticatePaths[attempts](call).catch((error: unknown) => {
         throw toUpstreamError(error, call, options.rateWindowMs);
       });
       return (result as { token: string }).token;
