@@ -12,12 +12,12 @@ export interface RetryOptions {
 /**
  * Retries what is safe to retry (every AttemptFailure of an idempotent call; of a create, only
  * those the service cannot have acted on), each attempt through the breaker. No attempt starts
- * after the call's deadline, and no wait for a half-open breaker's probe outlasts it.
+ * after the call's deadline, and no backoff, nor any wait for a half-open breaker's probe, outlasts it.
  */
 export function retryLayer({ maxRetries, breaker }: RetryOptions): Layer {
   return (next) => async (call) => {
     const shouldRetry = (e: Error) => e instanceof AttemptFailure && (call.endpoint.idempotent || !e.maybeProcessed) && Date.now() < call.deadline;
-    const policy = createRetry(maxRetries, shouldRetry);
+    const policy = createRetry(maxRetries, shouldRetry, call.deadline);
     let last: unknown;
     return policy.execute(({ attempt }) => {
       // A backoff that ran past the deadline ends with the failure that caused it, not RATE_LIMITED.
