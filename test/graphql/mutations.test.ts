@@ -143,6 +143,18 @@ describe('mutation inputs are checked before any upstream call', () => {
     expect(upstreamWrites()).toHaveLength(1);
   });
 
+  // Fault: the check ran only with reservationNumber; on an attendee the write was sent.
+  it('refuses a value for a field of another event on an attendee too, before the write', async () => {
+    const r = t.emulator.state.store.reservationsByEvent.get(5002)!.find((x) => x.attendeeId)!;
+    t.clearLog();
+    const res = await t.exec(SetCustomFieldValueDocument, {
+      input: { customFieldId: 1, value: 'VIP', attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5002 },
+    });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.customFieldId' });
+    expect(res.errors?.[0]?.message).toBe('input.customFieldId: custom field 1 is restricted to event 5001, not event 5002');
+    expect(t.calls().filter((c) => c.endpoint === 'postcustomfieldvalue')).toEqual([]);
+  });
+
   it('maps a target that does not exist upstream to NOT_FOUND', async () => {
     const res = await t.exec(SetCustomFieldValueDocument, { input: { customFieldId: 999, value: 'v', reservationNumber: 760_001 } });
     expect(res.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
