@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromService, toService, unwrapList } from './codecs.ts';
+import { nightsBetween } from './formats.ts';
 import { LazyList } from './lazy-list.ts';
 
 /**
@@ -38,6 +39,9 @@ function endpoint<P extends z.ZodType, R extends z.ZodType>(def: EndpointDef<P, 
 const ALL: readonly Version[] = ['v1', 'v101', 'v102'];
 const V101_UP: readonly Version[] = ['v101', 'v102'];
 const V102: readonly Version[] = ['v102'];
+
+/** The longest stay the shopping view is asked about (hardening issue: longer ones ran 80 s upstream). */
+const MAX_STAY_NIGHTS = 366;
 const LINKS: readonly Version[] = ['v1', 'v101'];
 
 const SHORT = 60_000;
@@ -297,6 +301,10 @@ export const ENDPOINTS = {
         })
         .refine((q) => q.checkInDate === undefined || q.checkOutDate === undefined || q.checkOutDate > q.checkInDate, {
           message: 'must be after checkInDate',
+          path: ['checkOutDate'],
+        })
+        .refine((q) => q.checkInDate === undefined || q.checkOutDate === undefined || nightsBetween(q.checkInDate, q.checkOutDate) <= MAX_STAY_NIGHTS, {
+          message: `must be at most ${MAX_STAY_NIGHTS} nights after checkInDate`,
           path: ['checkOutDate'],
         }),
     response: () =>

@@ -55,6 +55,11 @@ export function parseIsoDate(iso: string): Temporal.PlainDate {
   return plainDate(y, m, d, iso);
 }
 
+/** Nights from one `yyyy-mm-dd` to a later one (both already checked). */
+export function nightsBetween(checkIn: string, checkOut: string): number {
+  return parseIsoDate(checkIn).until(parseIsoDate(checkOut), { largestUnit: 'days' }).days;
+}
+
 /**
  * Remembers recent conversions: a page of 1000 reservations repeats the same few dates and
  * minutes thousands of times, and a Temporal conversion costs microseconds each. Bounded, and only
