@@ -37,8 +37,12 @@ export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () =>
   return decoded.data;
 }
 
-/** Whatever a call ended with, as the one taxonomy callers see. */
-export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): Error {
+/**
+ * Whatever a call ended with, as the one taxonomy callers see. A failure the layers do not know (a
+ * bug: a TypeError, a store that broke) passes as it is, so the server logs it with its stack and
+ * answers INTERNAL_SERVER_ERROR, rather than hiding it as an upstream failure.
+ */
+export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): unknown {
   if (error instanceof UpstreamError) return error;
   const { name } = call;
   if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
@@ -49,7 +53,7 @@ export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' 
     const doubt = error.maybeProcessed && !call.endpoint.idempotent ? ' (it may or may not have been applied)' : '';
     return new UpstreamUnavailableError(`the reservation service could not be reached for ${name}: ${error.message}${doubt}`, error.status);
   }
-  return new UpstreamResponseError(`unexpected failure calling ${name}`);
+  return error;
 }
 
 /** Retry-After in whole seconds or as an HTTP date (RFC 9110, 10.2.3) → ms; undefined when absent or unreadable. */

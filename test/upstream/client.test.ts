@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createGateway } from '../../src/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
@@ -244,6 +248,26 @@ describe('errors', () => {
     expect(text).not.toContain('k-very-secret');
     expect(text).not.toContain('demo-key-1001');
     expect(text).not.toMatch(/[A-Za-z0-9_-]{32}/);
+  });
+});
+
+describe('a bug in the call path', () => {
+  // Fault: any error the layers did not know became UPSTREAM_ERROR "unexpected failure", unlogged.
+  it('passes as it is: the gateway logs it with its stack and answers INTERNAL_SERVER_ERROR', async () => {
+    let logged = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((logged += chunk.toString()), done()) });
+    const config = loadConfig({ LOG_LEVEL: 'error', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, createLogger('error', sink));
+    const bug = new TypeError("Cannot read properties of undefined (reading 'token')");
+    vi.spyOn(gateway.upstream.tokens, 'get').mockRejectedValue(bug);
+    const direct = await gateway.upstream.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch((e: unknown) => e);
+    const res = await gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) });
+    const body = (await res.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
+    await gateway.close();
+    expect(direct).toBe(bug);
+    expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(logged).toContain("Cannot read properties of undefined (reading 'token')");
+    expect(logged).toContain('client.test.ts'); // the stack, pointing at where it was thrown
   });
 });
 
