@@ -120,7 +120,9 @@ export class UpstreamClient {
     await this.reads.clear();
   }
 
+  /** Refuses the calls still waiting for the budget, then closes the connections. */
   async close(): Promise<void> {
+    this.budget.close();
     await this.transport.close();
   }
 
