@@ -70,10 +70,10 @@ export interface Breaker {
  * no wait outlasting `deadline`. `shouldRetry` decides per failure: an idempotent call retries
  * every AttemptFailure, a create only those the service cannot have acted on.
  */
-export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean, deadline = Infinity): RetryPolicy {
+export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean, deadline = Infinity, now: () => number = Date.now): RetryPolicy {
   return retry(handleWhen(shouldRetry), {
     maxAttempts,
-    backoff: endingBy(deadline, new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 })),
+    backoff: endingBy(deadline, now, new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 })),
   });
 }
 
@@ -82,11 +82,11 @@ export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => 
  * attempts cannot be cancelled, and the deadline is checked before it: uncut, a call could end up
  * to one whole delay (2 s) after its deadline.
  */
-function endingBy(deadline: number, backoff: IBackoffFactory<unknown>): IBackoffFactory<unknown> {
+function endingBy(deadline: number, now: () => number, backoff: IBackoffFactory<unknown>): IBackoffFactory<unknown> {
   return {
     next(context) {
       const step = backoff.next(context);
-      return { duration: Math.max(0, Math.min(step.duration, deadline - Date.now())), next: endingBy(deadline, step).next };
+      return { duration: Math.max(0, Math.min(step.duration, deadline - now())), next: endingBy(deadline, now, step).next };
     },
   };
 }

@@ -85,7 +85,7 @@ export class TokenManager {
       this.renewBehind(licensee);
       return held.token;
     }
-    return withDeadline(this.obtainOnce(licensee, attempts), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'));
+    return withDeadline(this.obtainOnce(licensee, attempts), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'), this.now);
   }
 
   /** Whether a token is held that our clock still believes valid. */

@@ -71,6 +71,21 @@ describe('tokens', () => {
   });
 });
 
+describe('one clock', () => {
+  // Fault: the client's `now` did not reach the budget, which kept reading the wall clock.
+  it('the budget reads the client’s clock: once it has moved a window on, the next call is served', async () => {
+    let now = Date.now();
+    const clocked = clientFor(emulator, { now: () => now, rateLimit: 2, rateMargin: 0, rateWindowMs: 60_000, deadlineMs: 1_000 });
+    await clocked.call(LICENSEE_1001, 'getevent', { eventId: 5001 }); // the authenticate and this call fill the budget
+    const spent = await code(clocked.call(LICENSEE_1001, 'getevent', { eventId: 5002 }));
+    now += 61_000;
+    const served = await clocked.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
+    await clocked.close();
+    expect(spent).toBe('RATE_LIMITED');
+    expect(served.eventId).toBe(5003);
+  });
+});
+
 describe('faults', () => {
   it('at 30 % 503 plus 5 % connection resets, every read succeeds', async () => {
     emulator.state.faults.set({ rules: [{ endpoint: '*', latencyMs: 0, errorRate: 0.3, errorStatus: 503, resetRate: 0.05, malformedRate: 0, rateLimitRate: 0 }] });

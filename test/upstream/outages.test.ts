@@ -65,6 +65,8 @@ describe('breaker deadlock', () => {
 });
 
 describe('429 without Retry-After', () => {
+  // The acceptance over real HTTP, so it sleeps through the real 1 + 2 + 4 s backoff; the
+  // backoff itself (1 s, 2 s, 4 s, one probe at a time) is pinned on a fake clock in budget.test.ts.
   it('after three bare 429s the next query succeeds within 10 s, not after a whole 60 s window', async () => {
     const client = open({ rateWindowMs: 60_000, deadlineMs: 15_000 });
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
