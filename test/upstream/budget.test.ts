@@ -3,7 +3,7 @@ import type { Emulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { RateLimitedError, type UpstreamError } from '../../src/upstream/errors.ts';
 import { RateBudget } from '../../src/upstream/rate-limit.ts';
-import { busiestWindow, clientFor, count, emulatorAndClient, LICENSEE_1001, settle } from '../helpers/upstream.ts';
+import { busiestWindow, clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
 
 describe('budget against the emulator, both at 50 calls per 2 s', () => {
   let emulator: Emulator;
@@ -23,7 +23,9 @@ describe('budget against the emulator, both at 50 calls per 2 s', () => {
     expect(busiestWindow(emulator, 2_000)).toBeLessThanOrEqual(50);
     expect(emulator.state.log.filter((r) => r.status === 429)).toHaveLength(0);
     expect(ok.length + errors.length).toBe(1000);
-    expect(ok.length).toBeGreaterThan(100);
+    // What the budget guarantees whatever the machine's speed: the first window's worth (47, less
+    // the authenticate's slot) starts at once; how many later windows fit the deadline is timing.
+    expect(ok.length).toBeGreaterThanOrEqual(client.budget.effectiveLimit - 1);
     for (const e of errors) expect(e).toBeInstanceOf(RateLimitedError);
     // Refused callers learn when a slot could be theirs: the head of the queue within a window,
     // deeper ones spread over the windows their queue position needs (47 a window).
@@ -35,9 +37,9 @@ describe('budget against the emulator, both at 50 calls per 2 s', () => {
   }, 30_000);
 
   it('the same 1,000 calls for one resource make one upstream call', async () => {
-    await new Promise((r) => setTimeout(r, 2_100)); // let the previous test's window pass
+    // Licensee 2002: a budget of its own, untouched by the previous test's full windows.
     emulator.state.log = [];
-    const calls = Array.from({ length: 1000 }, () => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_010 }));
+    const calls = Array.from({ length: 1000 }, () => client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, reservationNumber: 900_010 }));
     const { ok, errors } = await settle(calls);
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(1000);
