@@ -123,6 +123,20 @@ describe('mutation inputs are checked before any upstream call', () => {
     expect(upstreamWrites()).toEqual([]);
   });
 
+  // Fault: "each date once" lived in the resolver, not in the endpoint table, and named only input.nights.
+  it('refuses a date given twice, naming the second at input.nights.N.date, before any write', async () => {
+    t.clearLog();
+    const nights = [
+      { date: '2027-03-01', rooms: 1 },
+      { date: '2027-03-02', rooms: 2 },
+      { date: '2027-03-01', rooms: 3 },
+    ];
+    const res = await t.exec(RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights } });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.nights.2.date' });
+    expect(res.errors?.[0]?.message).toBe('input.nights.2.date: names a date already given');
+    expect(upstreamWrites()).toEqual([]);
+  });
+
   it('refuses a date that is not a real date in the Date scalar', async () => {
     t.clearLog();
     const res = await t.exec(RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights: [{ date: '2027-02-30', rooms: 1 }] } });

@@ -240,6 +240,7 @@ describe('errors', () => {
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', email: 'nope' }, 'email'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', firstName: 'x'.repeat(256) }, 'firstName'],
       ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-02-30', rooms: 1 }] }, 'actualized'],
+      ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-03-01', rooms: 1 }, { date: '2027-03-01', rooms: 2 }] }, 'actualized'],
     ];
     for (const [name, params, field] of cases) {
       const error = await client.call(LICENSEE_1001, name as 'getevent', params as never).catch((e: UpstreamError) => e);
