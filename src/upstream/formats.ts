@@ -179,15 +179,22 @@ function countryKey(name: string): string {
 const COUNTRY_BY_KEY = new Map<string, string>([
   ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) => names.map((name) => [countryKey(name), code] as const)),
   ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
+  // ISO's short name for VA is "Holy See (the)"; pycountry, the source of that table, lists it longer.
+  [countryKey('Holy See'), 'VA'],
 ]);
 
 /** Full English name (ISO 3166 short or formal, or a common one), ISO 3166 alpha-2 or alpha-3 → alpha-2. */
 export function toCountryCode(text: string): string {
   const t = text.trim();
-  let code: string | undefined;
-  if (/^[A-Za-z]{2}$/.test(t)) code = countries.isValid(t.toUpperCase()) ? t.toUpperCase() : undefined;
-  else if (/^[A-Za-z]{3}$/.test(t)) code = countries.alpha3ToAlpha2(t.toUpperCase());
-  else code = COUNTRY_BY_KEY.get(countryKey(t));
+  // Names come last, and short ones too: "UK" is no code but a common name.
+  const code = isoCode(t.toUpperCase()) ?? COUNTRY_BY_KEY.get(countryKey(t));
   if (!code) throw new FormatError(`${JSON.stringify(text)} is not a country name, ISO 3166 alpha-2 or alpha-3 code`);
   return code;
+}
+
+/** An ISO 3166 alpha-2 or alpha-3 code (upper case) as alpha-2; undefined when it is neither. */
+function isoCode(text: string): string | undefined {
+  if (/^[A-Z]{2}$/.test(text)) return countries.isValid(text) ? text : undefined;
+  if (/^[A-Z]{3}$/.test(text)) return countries.alpha3ToAlpha2(text);
+  return undefined;
 }
