@@ -19,12 +19,20 @@ const UPSTREAM_DAY = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/;
 const UPSTREAM_TIMESTAMP = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})\s+(\d{1,2}):(\d{2})\s*([AaPp][Mm])$/;
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The years both sides write with four digits; outside them a date is refused, not misread. */
-const FIRST_YEAR = 1000;
-const LAST_YEAR = 9999;
+/**
+ * The years both sides write with four digits; outside them a date is refused, not misread (a
+ * short year such as `31-Dec-99` is read as another one). The Date scalars hold clients to them too.
+ */
+export const FIRST_YEAR = 1000;
+export const LAST_YEAR = 9999;
+
+/** Whether a year is one the service writes and reads as itself. */
+export function inYears(year: number): boolean {
+  return year >= FIRST_YEAR && year <= LAST_YEAR;
+}
 
 function checkYear(year: number, text: string): void {
-  if (year < FIRST_YEAR || year > LAST_YEAR) throw new FormatError(`${JSON.stringify(text)} has a year outside ${FIRST_YEAR}–${LAST_YEAR}`);
+  if (!inYears(year)) throw new FormatError(`${JSON.stringify(text)} has a year outside ${FIRST_YEAR}–${LAST_YEAR}`);
 }
 
 function plainDate(year: number, month: number, day: number, text: string): Temporal.PlainDate {
