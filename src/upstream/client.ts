@@ -35,7 +35,7 @@ export interface UpstreamOptions {
 }
 
 export interface CallOptions {
-  /** Absolute time (ms since epoch) by which the call must have started; default now + deadlineMs. */
+  /** Absolute time (ms since epoch, on the client's clock) by which the call must have started; default now + deadlineMs. */
   deadline?: number;
 }
 
