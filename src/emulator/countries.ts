@@ -1,5 +1,6 @@
 import countries from 'i18n-iso-countries';
 import english from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
+import { ISO_OFFICIAL_NAMES } from './iso-official-names.ts';
 
 countries.registerLocale(english);
 
@@ -8,7 +9,7 @@ countries.registerLocale(english);
  * common names and a few alternatives: "Vietnam", not "Viet Nam"). The specification accepts a
  * country's "full name", so both kinds are read.
  */
-const ISO_SHORT_NAMES: Readonly<Record<string, readonly string[]>> = {
+export const ISO_SHORT_NAMES: Readonly<Record<string, readonly string[]>> = {
   BO: ['Bolivia (Plurinational State of)'],
   CD: ['Congo (the Democratic Republic of the)', 'Congo, Democratic Republic of the'],
   CV: ['Cabo Verde'],
@@ -31,19 +32,19 @@ const ISO_SHORT_NAMES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Case, accents, spacing and ISO's "(the)" do not tell names apart: "Bahamas (the)", "BAHAMAS"
- * and "Bahamas" are one country, as are "Réunion" and "Reunion".
+ * Case, accents, spacing, punctuation and "the" do not tell names apart: "Bahamas (the)",
+ * "Bahamas, The" and "BAHAMAS" are one country, as are "Bolivia (Plurinational State of)" and
+ * "Bolivia, Plurinational State of", or "Réunion" and "Reunion".
  */
 function normalize(name: string): string {
   return name
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
+    .replace(/[(),.]/g, ' ')
+    .replace(/\bthe\b/g, ' ')
     .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/ \(the\)$/, '')
-    .replace(/\(the /g, '(')
-    .replace(/, the /g, ', ');
+    .trim();
 }
 
 const byName = new Map<string, string>();
@@ -54,8 +55,9 @@ for (const [alpha2, names] of Object.entries(countries.getNames('en', { select: 
 for (const [alpha2, names] of Object.entries(ISO_SHORT_NAMES)) {
   for (const name of names) byName.set(normalize(name), alpha2);
 }
+for (const [name, alpha2] of ISO_OFFICIAL_NAMES) byName.set(normalize(name), alpha2);
 
-/** A country's English name (common or official ISO 3166 short name), alpha-2 or alpha-3 code, as alpha-2; null when none of those. */
+/** A country's English name (common, or ISO 3166 short or official), alpha-2 or alpha-3 code, as alpha-2; null when none of those. */
 export function toAlpha2(text: string): string | null {
   const code = text.trim().toUpperCase();
   if (/^[A-Z]{2}$/.test(code) && countries.isValid(code)) return code;

@@ -58,7 +58,8 @@ const setSchema = z
 
 export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomFieldValueInput) {
   const v = validate(setSchema, input, 'input');
-  if (v.reservationNumber != null && v.eventId != null) await checkFieldOfEvent(ctx, v.customFieldId, v.eventId);
+  // Whatever the target (reservation or attendee), a given eventId is checked before the write.
+  if (v.eventId != null) await checkFieldOfEvent(ctx, v.customFieldId, v.eventId);
   const params = {
     customFieldId: v.customFieldId,
     value: v.value,

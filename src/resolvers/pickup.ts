@@ -2,13 +2,12 @@ import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
 import { asInput, validate } from './validate.ts';
 
-// Dates, room counts and the number of nights are the endpoint table's rules (posteventhotelactualized).
+// Dates, room counts, the number of nights and each date once are the endpoint table's rules
+// (posteventhotelactualized).
 const actualizedSchema = z.object({
   eventId: z.number().int().min(1),
   hotelId: z.number().int().min(1),
-  nights: z
-    .array(z.object({ date: z.string(), rooms: z.number() }))
-    .refine((nights) => new Set(nights.map((n) => n.date)).size === nights.length, 'must name each date once'),
+  nights: z.array(z.object({ date: z.string(), rooms: z.number() })),
 });
 
 /** Stores actual picked-up rooms per night; sent upstream as the JSON array the service asks for. */

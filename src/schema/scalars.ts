@@ -1,18 +1,12 @@
 import { GraphQLError, Kind } from 'graphql';
 import { JSONResolver } from 'graphql-scalars';
 import { z } from 'zod';
-import { parseIsoDate } from '../upstream/formats.ts';
+import { FIRST_YEAR, inYears, LAST_YEAR, parseIsoDate } from '../upstream/formats.ts';
 import { builder } from './builder.ts';
 
 const isoDateTime = z.iso.datetime({ offset: true });
 
-/**
- * The service writes four-digit years, and its readers take a shorter year as another one
- * (`0099-12-31` left as `31-Dec-99`, read as 1999): years outside 1000–9999 are refused here.
- */
-const FIRST_YEAR = 1000;
-const LAST_YEAR = 9999;
-const inYears = (year: number) => year >= FIRST_YEAR && year <= LAST_YEAR;
+// Years outside the service's four digits (formats.ts: inYears) are refused here, before any call.
 
 function badInput(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });

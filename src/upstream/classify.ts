@@ -37,8 +37,12 @@ export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () =>
   return decoded.data;
 }
 
-/** Whatever a call ended with, as the one taxonomy callers see. */
-export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): Error {
+/**
+ * Whatever a call ended with, as the one taxonomy callers see. A failure the layers do not know (a
+ * bug: a TypeError, a store that broke) passes as it is, so the server logs it with its stack and
+ * answers INTERNAL_SERVER_ERROR, rather than hiding it as an upstream failure.
+ */
+export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): unknown {
   if (error instanceof UpstreamError) return error;
   const { name } = call;
   if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
@@ -49,7 +53,7 @@ export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' 
     const doubt = error.maybeProcessed && !call.endpoint.idempotent ? ' (it may or may not have been applied)' : '';
     return new UpstreamUnavailableError(`the reservation service could not be reached for ${name}: ${error.message}${doubt}`, error.status);
   }
-  return new UpstreamResponseError(`unexpected failure calling ${name}`);
+  return error;
 }
 
 /** Retry-After in whole seconds or as an HTTP date (RFC 9110, 10.2.3) → ms; undefined when absent or unreadable. */
@@ -120,7 +124,7 @@ function isTokenRejection(status: number, body: unknown, problem: Problem | unde
 /** A refusal the service meant: mapped to the taxonomy, with its message cleaned of secrets. */
 function refusal(call: UpstreamCall, status: number, problem: Problem): UpstreamError {
   const { name, licensee } = call;
-  const message = clean(problem.message ?? `status ${status}`, licensee);
+  const message = clean(problem.message ?? `status ${status}`, licensee, call.token);
   const code = problem.code ?? '';
   if (name === 'authenticate' && (status === 401 || code === 'INVALID_CREDENTIALS')) {
     return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.id}`, status, code);
@@ -131,11 +135,21 @@ function refusal(call: UpstreamCall, status: number, problem: Problem): Upstream
   return new UpstreamResponseError(`the reservation service refused ${name}: ${message}`, status, code);
 }
 
-/** Upstream messages are passed on to clients: never with the key, a token or a URL in them. */
-function clean(message: string, licensee: Licensee): string {
-  return message
-    .split(licensee.key)
-    .join('[key]')
+/**
+ * Upstream messages are passed on to clients: never with the key, a token or a URL in them. The
+ * exact key and token, raw or URL-encoded, go first: a token may hold `+ / = .` or be short, which
+ * the length pattern (the backstop for secrets we do not know, such as another call's token) misses.
+ */
+function clean(message: string, licensee: Licensee, token: string | undefined): string {
+  let cleaned = message;
+  for (const [secret, label] of [
+    [licensee.key, '[key]'],
+    [token, '[token]'],
+  ] as const) {
+    if (!secret) continue;
+    for (const form of new Set([secret, encodeURIComponent(secret)])) cleaned = cleaned.split(form).join(label);
+  }
+  return cleaned
     .replace(/https?:\/\/\S+/g, '[url]')
     .replace(/[A-Za-z0-9_-]{24,}/g, '[redacted]')
     .slice(0, 300);

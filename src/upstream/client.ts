@@ -11,7 +11,7 @@ import { checkParams } from './params.ts';
 import { RateBudget, type BudgetStore } from './rate-limit.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';
-import { TokenManager, type TokenStore } from './tokens.ts';
+import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
 import { Transport } from './transport.ts';
 
 export interface UpstreamOptions {
@@ -30,12 +30,12 @@ export interface UpstreamOptions {
   halfOpenAfterMs?: number;
   stores?: { budget?: BudgetStore; tokens?: TokenStore; cache?: CacheStore };
   logger?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
-  /** The clock of token lifetimes and readiness (tests move it). */
+  /** The clock of deadlines, the budget, token lifetimes and readiness (tests move it). */
   now?: () => number;
 }
 
 export interface CallOptions {
-  /** Absolute time (ms since epoch) by which the call must have started; default now + deadlineMs. */
+  /** Absolute time (ms since epoch, on the client's clock) by which the call must have started; default now + deadlineMs. */
   deadline?: number;
 }
 
@@ -57,29 +57,33 @@ export class UpstreamClient {
   private readonly reads: SharedReads;
   private readonly readiness: Readiness;
   private readonly path: Send;
+  /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
+  private readonly now: () => number;
 
   constructor(private readonly options: UpstreamOptions) {
+    const now = (this.now = options.now ?? Date.now);
     this.transport = new Transport(options);
-    this.budget = new RateBudget({ limit: options.rateLimit, windowMs: options.rateWindowMs, margin: options.rateMargin, store: options.stores?.budget });
+    this.budget = new RateBudget({ limit: options.rateLimit, windowMs: options.rateWindowMs, margin: options.rateMargin, store: options.stores?.budget, now });
     const breaker = createBreaker(options.halfOpenAfterMs);
-    const answer: Send = async (call) => classifyAnswer(call, await this.transport.send(call));
-    this.tokens = new TokenManager((licensee) => authenticate(licensee), { store: options.stores?.tokens, now: options.now, logger: options.logger });
-    this.readiness = new Readiness({ tokens: this.tokens, breaker, now: options.now });
+    const answer: Send = async (call) => classifyAnswer(call, await this.transport.send(call), now);
+    this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now, logger: options.logger });
+    this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
     this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore());
 
-    // The token's own path: no cache, no token, no breaker. Behind the data calls' breaker, a
+    // The token's own paths: no cache, no token, no breaker. Behind the data calls' breaker, a
     // half-open probe waiting for its token would wait for itself (the breaker deadlock).
-    const authenticatePath = compose(
-      [
-        { name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES }) },
-        { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
-        { name: 'readiness', layer: this.readiness.layer },
-      ],
-      answer,
-    );
-    const authenticate = async (licensee: Licensee): Promise<string> => {
+    // Readiness' probe takes the path without retry: at most one authenticate on its behalf.
+    const authenticateLayers: NamedLayer[] = [
+      { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
+      { name: 'readiness', layer: this.readiness.layer },
+    ];
+    const authenticatePaths = {
+      retrying: compose([{ name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES, now }) }, ...authenticateLayers], answer),
+      once: compose(authenticateLayers, answer),
+    };
+    const authenticate = async (licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> => {
       const call = this.prepare(licensee, 'authenticate', { key: licensee.key, systemIdentifier: licensee.id }, {});
-      const result = await authenticatePath(call).catch((error: unknown) => {
+      const result = await authenticatePaths[attempts](call).catch((error: unknown) => {
         throw toUpstreamError(error, call, options.rateWindowMs);
       });
       return (result as { token: string }).token;
@@ -91,7 +95,7 @@ export class UpstreamClient {
     const layers: NamedLayer[] = [
       { name: 'share-and-cache', layer: this.reads.layer },
       { name: 'token', layer: tokenLayer(this.tokens, options.logger) },
-      { name: 'retry-and-breaker', layer: retryLayer({ maxRetries: options.maxRetries ?? 6, breaker }) },
+      { name: 'retry-and-breaker', layer: retryLayer({ maxRetries: options.maxRetries ?? 6, breaker, now }) },
       { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
       { name: 'readiness', layer: this.readiness.layer },
     ];
@@ -119,7 +123,9 @@ export class UpstreamClient {
     await this.reads.clear();
   }
 
+  /** Refuses the calls still waiting for the budget, then closes the connections. */
   async close(): Promise<void> {
+    this.budget.close();
     await this.transport.close();
   }
 
@@ -130,7 +136,7 @@ export class UpstreamClient {
       name,
       endpoint: ENDPOINTS[name] as unknown as AnyEndpoint,
       params: checkParams(name, licensee, params as never),
-      deadline: options.deadline ?? Date.now() + (this.options.deadlineMs ?? 15_000),
+      deadline: options.deadline ?? this.now() + (this.options.deadlineMs ?? 15_000),
     };
   }
 }

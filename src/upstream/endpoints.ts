@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromService, toService, unwrapList } from './codecs.ts';
+import { nightsBetween } from './formats.ts';
 import { LazyList } from './lazy-list.ts';
 
 /**
@@ -41,6 +42,18 @@ const V102: readonly Version[] = ['v102'];
 const LINKS: readonly Version[] = ['v1', 'v101'];
 
 const SHORT = 60_000;
+
+/** The longest stay the shopping view is asked about (hardening issue: longer ones ran 80 s upstream). */
+const MAX_STAY_NIGHTS = 366;
+
+/** Each date once: with two counts for one night, which the service keeps is nobody's guess. */
+function eachDateOnce(nights: readonly { date: string }[], ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  nights.forEach(({ date }, index) => {
+    if (seen.has(date)) ctx.addIssue({ code: 'custom', path: [index, 'date'], message: 'names a date already given' });
+    seen.add(date);
+  });
+}
 
 const event = () =>
   fromService.record({
@@ -272,7 +285,8 @@ export const ENDPOINTS = {
         actualized: z
           .array(z.strictObject({ date: toService.upstreamDate(), rooms: z.number().int().min(0, 'must not be negative').max(100_000, 'must be at most 100000') }))
           .min(1, 'must hold at least one night')
-          .max(366, 'must hold at most 366 nights'),
+          .max(366, 'must hold at most 366 nights')
+          .superRefine(eachDateOnce),
       }),
     response: () => z.looseObject({ success: fromService.bool(), stored: fromService.int() }),
     idempotent: true,
@@ -297,6 +311,10 @@ export const ENDPOINTS = {
         })
         .refine((q) => q.checkInDate === undefined || q.checkOutDate === undefined || q.checkOutDate > q.checkInDate, {
           message: 'must be after checkInDate',
+          path: ['checkOutDate'],
+        })
+        .refine((q) => q.checkInDate === undefined || q.checkOutDate === undefined || nightsBetween(q.checkInDate, q.checkOutDate) <= MAX_STAY_NIGHTS, {
+          message: `must be at most ${MAX_STAY_NIGHTS} nights after checkInDate`,
           path: ['checkOutDate'],
         }),
     response: () =>

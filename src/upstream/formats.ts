@@ -19,12 +19,20 @@ const UPSTREAM_DAY = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/;
 const UPSTREAM_TIMESTAMP = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})\s+(\d{1,2}):(\d{2})\s*([AaPp][Mm])$/;
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The years both sides write with four digits; outside them a date is refused, not misread. */
-const FIRST_YEAR = 1000;
-const LAST_YEAR = 9999;
+/**
+ * The years both sides write with four digits; outside them a date is refused, not misread (a
+ * short year such as `31-Dec-99` is read as another one). The Date scalars hold clients to them too.
+ */
+export const FIRST_YEAR = 1000;
+export const LAST_YEAR = 9999;
+
+/** Whether a year is one the service writes and reads as itself. */
+export function inYears(year: number): boolean {
+  return year >= FIRST_YEAR && year <= LAST_YEAR;
+}
 
 function checkYear(year: number, text: string): void {
-  if (year < FIRST_YEAR || year > LAST_YEAR) throw new FormatError(`${JSON.stringify(text)} has a year outside ${FIRST_YEAR}–${LAST_YEAR}`);
+  if (!inYears(year)) throw new FormatError(`${JSON.stringify(text)} has a year outside ${FIRST_YEAR}–${LAST_YEAR}`);
 }
 
 function plainDate(year: number, month: number, day: number, text: string): Temporal.PlainDate {
@@ -53,6 +61,11 @@ export function parseIsoDate(iso: string): Temporal.PlainDate {
   if (!ISO_DAY.test(iso)) throw new FormatError(`${JSON.stringify(iso)} is not a date like 2027-03-13`);
   const [y, m, d] = iso.split('-').map(Number) as [number, number, number];
   return plainDate(y, m, d, iso);
+}
+
+/** Nights from one `yyyy-mm-dd` to a later one (both already checked). */
+export function nightsBetween(checkIn: string, checkOut: string): number {
+  return parseIsoDate(checkIn).until(parseIsoDate(checkOut), { largestUnit: 'days' }).days;
 }
 
 /**
@@ -174,15 +187,22 @@ function countryKey(name: string): string {
 const COUNTRY_BY_KEY = new Map<string, string>([
   ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) => names.map((name) => [countryKey(name), code] as const)),
   ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
+  // ISO's short name for VA is "Holy See (the)"; pycountry, the source of that table, lists it longer.
+  [countryKey('Holy See'), 'VA'],
 ]);
 
 /** Full English name (ISO 3166 short or formal, or a common one), ISO 3166 alpha-2 or alpha-3 → alpha-2. */
 export function toCountryCode(text: string): string {
   const t = text.trim();
-  let code: string | undefined;
-  if (/^[A-Za-z]{2}$/.test(t)) code = countries.isValid(t.toUpperCase()) ? t.toUpperCase() : undefined;
-  else if (/^[A-Za-z]{3}$/.test(t)) code = countries.alpha3ToAlpha2(t.toUpperCase());
-  else code = COUNTRY_BY_KEY.get(countryKey(t));
+  // Names come last, and short ones too: "UK" is no code but a common name.
+  const code = isoCode(t.toUpperCase()) ?? COUNTRY_BY_KEY.get(countryKey(t));
   if (!code) throw new FormatError(`${JSON.stringify(text)} is not a country name, ISO 3166 alpha-2 or alpha-3 code`);
   return code;
+}
+
+/** An ISO 3166 alpha-2 or alpha-3 code (upper case) as alpha-2; undefined when it is neither. */
+function isoCode(text: string): string | undefined {
+  if (/^[A-Z]{2}$/.test(text)) return countries.isValid(text) ? text : undefined;
+  if (/^[A-Z]{3}$/.test(text)) return countries.alpha3ToAlpha2(text);
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import { RateLimitedError } from './errors.ts';
+import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
 
 /**
  * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
@@ -69,7 +69,8 @@ interface Waiter {
   deadline: number;
   resolve: (slot: string) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  /** Fires at the deadline; none for a waiter without one. */
+  timer?: NodeJS.Timeout;
 }
 
 interface Queue {
@@ -89,6 +90,9 @@ interface Queue {
 /** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
 const FIRST_BACKOFF_MS = 1_000;
 
+/** setTimeout fires at once (after 1 ms) for longer delays: farther deadlines are reached in steps. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 export interface RateBudgetOptions {
   limit: number;
   windowMs: number;
@@ -103,6 +107,7 @@ export class RateBudget {
   private readonly store: BudgetStore;
   private readonly now: () => number;
   private readonly queues = new Map<string, Queue>();
+  private closed = false;
 
   constructor(private readonly options: RateBudgetOptions) {
     this.effectiveLimit = Math.max(1, Math.floor(options.limit * (1 - options.margin)));
@@ -115,17 +120,27 @@ export class RateBudget {
    * Give the slot back to `finish` when the call is over.
    */
   acquire(licensee: string, deadline: number): Promise<string> {
+    if (this.closed) return Promise.reject(closedError());
     const queue = this.queue(licensee);
     return new Promise<string>((resolve, reject) => {
-      const waiter: Waiter = {
-        deadline,
-        resolve,
-        reject,
-        timer: setTimeout(() => void this.expire(licensee, waiter), Math.max(0, deadline - this.now())),
-      };
+      const waiter: Waiter = { deadline, resolve, reject };
+      this.expireAtDeadline(licensee, waiter);
       queue.waiters.push(waiter);
       void this.pump(licensee);
     });
+  }
+
+  /** Refuses every queued call and stops every timer: nothing is left to keep the process alive. */
+  close(): void {
+    this.closed = true;
+    for (const queue of this.queues.values()) {
+      clearTimeout(queue.wake);
+      queue.wake = undefined;
+      for (const waiter of queue.waiters.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(closedError());
+      }
+    }
   }
 
   /** The call of this slot is over (answered or failed): its slot leaves the window one window later. */
@@ -210,6 +225,16 @@ export class RateBudget {
     }
   }
 
+  /** Arms the waiter's deadline; an unbounded one needs no timer, a far one is reached in steps. */
+  private expireAtDeadline(licensee: string, waiter: Waiter): void {
+    if (waiter.deadline === Infinity) return;
+    const waitMs = Math.max(0, waiter.deadline - this.now());
+    waiter.timer =
+      waitMs > LONGEST_TIMER_MS
+        ? setTimeout(() => this.expireAtDeadline(licensee, waiter), LONGEST_TIMER_MS)
+        : setTimeout(() => void this.expire(licensee, waiter), waitMs);
+  }
+
   private wakeAt(licensee: string, queue: Queue, at: number): void {
     // Infinity: every slot is a call in flight; `finish` pumps again.
     if (at === Infinity || (queue.wake && queue.wakeAt <= at)) return;
@@ -219,7 +244,7 @@ export class RateBudget {
     queue.wake = setTimeout(() => {
       queue.wake = undefined;
       void this.pump(licensee);
-    }, Math.max(0, at - this.now() + 1));
+    }, Math.min(LONGEST_TIMER_MS, Math.max(0, at - this.now() + 1)));
   }
 
   /**
@@ -244,4 +269,8 @@ export class RateBudget {
       w.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));
     }
   }
+}
+
+function closedError(): Error {
+  return new UpstreamUnavailableError('the gateway is shutting down');
 }

@@ -21,7 +21,8 @@ export interface ReadinessOptions {
  * whether or not that authenticate has finished.
  */
 export class Readiness {
-  private lastCallSucceeded = false;
+  /** Per licensee: whether its last attempt that reached the transport (authenticate included) was answered. */
+  private readonly lastCallSucceeded = new Map<string, boolean>();
   private readonly askedAt = new Map<string, number>();
   private readonly now: () => number;
 
@@ -33,24 +34,26 @@ export class Readiness {
   readonly layer: Layer = (next) => async (call) => {
     try {
       const result = await next(call);
-      this.lastCallSucceeded = true;
+      this.lastCallSucceeded.set(call.licensee.id, true);
       return result;
     } catch (error) {
-      this.lastCallSucceeded = false;
+      this.lastCallSucceeded.set(call.licensee.id, false);
       throw error;
     }
   };
 
   async ready(licensee: Licensee): Promise<boolean> {
     if (this.options.breaker.isOpen()) return false;
-    if (this.lastCallSucceeded || (await this.options.tokens.holds(licensee))) return true;
+    if (this.lastCallSucceeded.get(licensee.id) === true || (await this.options.tokens.holds(licensee))) return true;
     const askedAt = this.askedAt.get(licensee.id);
     if (askedAt !== undefined && this.now() - askedAt < (this.options.authenticateEveryMs ?? 30_000)) return false;
     this.askedAt.set(licensee.id, this.now());
-    const obtained = this.options.tokens.get(licensee).then(
+    // One attempt, no retries: the probe must cost one authenticate even during an outage.
+    const obtained = this.options.tokens.get(licensee, Infinity, 'once').then(
       () => true,
       () => false,
     );
-    return withDeadline(obtained, Date.now() + (this.options.answerWithinMs ?? 1_000), () => new Error('not yet')).catch(() => false);
+    const answerBy = this.now() + (this.options.answerWithinMs ?? 1_000);
+    return withDeadline(obtained, answerBy, () => new Error('not yet'), this.now).catch(() => false);
   }
 }

@@ -1,4 +1,16 @@
-import { circuitBreaker, CircuitState, ConsecutiveBreaker, ExponentialBackoff, handleWhen, retry, SamplingBreaker, wrap, type IPolicy, type RetryPolicy } from 'cockatiel';
+import {
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  ExponentialBackoff,
+  handleWhen,
+  retry,
+  SamplingBreaker,
+  wrap,
+  type IBackoffFactory,
+  type IPolicy,
+  type RetryPolicy,
+} from 'cockatiel';
 
 export interface AttemptFailureDetails {
   status?: number;
@@ -54,13 +66,27 @@ export interface Breaker {
 }
 
 /**
- * Retries with capped exponential backoff and decorrelated jitter (cockatiel's default generator).
- * `shouldRetry` decides per failure: an idempotent call retries every AttemptFailure, a create
- * only those the service cannot have acted on.
+ * Retries with capped exponential backoff and decorrelated jitter (cockatiel's default generator),
+ * no wait outlasting `deadline`. `shouldRetry` decides per failure: an idempotent call retries
+ * every AttemptFailure, a create only those the service cannot have acted on.
  */
-export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean): RetryPolicy {
+export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean, deadline = Infinity, now: () => number = Date.now): RetryPolicy {
   return retry(handleWhen(shouldRetry), {
     maxAttempts,
-    backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 }),
+    backoff: endingBy(deadline, now, new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 })),
   });
+}
+
+/**
+ * Each delay of `backoff`, cut to the time left before `deadline`. cockatiel's sleep between
+ * attempts cannot be cancelled, and the deadline is checked before it: uncut, a call could end up
+ * to one whole delay (2 s) after its deadline.
+ */
+function endingBy(deadline: number, now: () => number, backoff: IBackoffFactory<unknown>): IBackoffFactory<unknown> {
+  return {
+    next(context) {
+      const step = backoff.next(context);
+      return { duration: Math.max(0, Math.min(step.duration, deadline - now())), next: endingBy(deadline, now, step).next };
+    },
+  };
 }

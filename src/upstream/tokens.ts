@@ -40,6 +40,12 @@ const EXPIRY_MARGIN_MS = 30_000;
 /** After a background renewal failed, the next one waits this long (the held token still serves). */
 const RENEWAL_RETRY_MS = 30_000;
 
+/**
+ * How an authenticate is attempted: `retrying` (the token a call needs: a short retry policy of its
+ * own) or `once` (readiness' probe: one request, so a health check during an outage costs one).
+ */
+export type AuthenticateAttempts = 'retrying' | 'once';
+
 export interface TokenManagerOptions {
   /** Renew this long before the lifetime runs out. */
   renewBeforeMs?: number;
@@ -57,7 +63,7 @@ export class TokenManager {
 
   constructor(
     /** Obtains a new token, through its own policy, never the data calls' breaker. */
-    private readonly authenticate: (licensee: Licensee) => Promise<string>,
+    private readonly authenticate: (licensee: Licensee, attempts: AuthenticateAttempts) => Promise<string>,
     private readonly options: TokenManagerOptions = {},
   ) {
     this.store = options.store ?? new MemoryTokenStore();
@@ -68,9 +74,10 @@ export class TokenManager {
   /**
    * A token believed valid. Near the end of its life the held token is still served while one
    * renewal runs behind it; only a caller with no valid token waits for an authenticate, and no
-   * longer than its deadline.
+   * longer than its deadline. Callers arriving while an authenticate is in flight share it,
+   * whichever way it is attempted (one authenticate per licensee at a time).
    */
-  async get(licensee: Licensee, deadline = Infinity): Promise<string> {
+  async get(licensee: Licensee, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<string> {
     const held = await this.store.get(licensee.id);
     const age = held ? this.now() - held.obtainedAt : Infinity;
     if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held.token;
@@ -78,7 +85,7 @@ export class TokenManager {
       this.renewBehind(licensee);
       return held.token;
     }
-    return withDeadline(this.obtainOnce(licensee), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'));
+    return withDeadline(this.obtainOnce(licensee, attempts), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'), this.now);
   }
 
   /** Whether a token is held that our clock still believes valid. */
@@ -96,7 +103,7 @@ export class TokenManager {
     if (this.inFlight.has(licensee.id)) return;
     const failedAt = this.renewalFailedAt.get(licensee.id);
     if (failedAt !== undefined && this.now() - failedAt < RENEWAL_RETRY_MS) return;
-    this.obtainOnce(licensee).then(
+    this.obtainOnce(licensee, 'retrying').then(
       () => this.renewalFailedAt.delete(licensee.id),
       (error: unknown) => {
         this.renewalFailedAt.set(licensee.id, this.now());
@@ -106,18 +113,18 @@ export class TokenManager {
   }
 
   /** One authenticate per licensee at a time, however many callers wait for it. */
-  private obtainOnce(licensee: Licensee): Promise<string> {
+  private obtainOnce(licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> {
     let pending = this.inFlight.get(licensee.id);
     if (!pending) {
-      pending = this.obtain(licensee).finally(() => this.inFlight.delete(licensee.id));
+      pending = this.obtain(licensee, attempts).finally(() => this.inFlight.delete(licensee.id));
       this.inFlight.set(licensee.id, pending);
     }
     return pending;
   }
 
-  private async obtain(licensee: Licensee): Promise<string> {
+  private async obtain(licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> {
     const obtainedAt = this.now();
-    const token = await this.authenticate(licensee);
+    const token = await this.authenticate(licensee, attempts);
     await this.store.set(licensee.id, { token, obtainedAt });
     return token;
   }

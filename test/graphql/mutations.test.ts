@@ -123,6 +123,20 @@ describe('mutation inputs are checked before any upstream call', () => {
     expect(upstreamWrites()).toEqual([]);
   });
 
+  // Fault: "each date once" lived in the resolver, not in the endpoint table, and named only input.nights.
+  it('refuses a date given twice, naming the second at input.nights.N.date, before any write', async () => {
+    t.clearLog();
+    const nights = [
+      { date: '2027-03-01', rooms: 1 },
+      { date: '2027-03-02', rooms: 2 },
+      { date: '2027-03-01', rooms: 3 },
+    ];
+    const res = await t.exec(RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights } });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.nights.2.date' });
+    expect(res.errors?.[0]?.message).toBe('input.nights.2.date: names a date already given');
+    expect(upstreamWrites()).toEqual([]);
+  });
+
   it('refuses a date that is not a real date in the Date scalar', async () => {
     t.clearLog();
     const res = await t.exec(RecordActualizedPickupDocument, { input: { eventId: 5001, hotelId: 201, nights: [{ date: '2027-02-30', rooms: 1 }] } });
@@ -141,6 +155,18 @@ describe('mutation inputs are checked before any upstream call', () => {
     const right = await t.exec(SetCustomFieldValueDocument, { input: { customFieldId: 1, value: 'VIP', reservationNumber: 700_001, eventId: 5001 } });
     expect(right.errors).toBeUndefined();
     expect(upstreamWrites()).toHaveLength(1);
+  });
+
+  // Fault: the check ran only with reservationNumber; on an attendee the write was sent.
+  it('refuses a value for a field of another event on an attendee too, before the write', async () => {
+    const r = t.emulator.state.store.reservationsByEvent.get(5002)!.find((x) => x.attendeeId)!;
+    t.clearLog();
+    const res = await t.exec(SetCustomFieldValueDocument, {
+      input: { customFieldId: 1, value: 'VIP', attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5002 },
+    });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.customFieldId' });
+    expect(res.errors?.[0]?.message).toBe('input.customFieldId: custom field 1 is restricted to event 5001, not event 5002');
+    expect(t.calls().filter((c) => c.endpoint === 'postcustomfieldvalue')).toEqual([]);
   });
 
   it('maps a target that does not exist upstream to NOT_FOUND', async () => {

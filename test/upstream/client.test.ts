@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createGateway } from '../../src/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
@@ -64,6 +68,21 @@ describe('tokens', () => {
     expect((error as UpstreamError).code).toBe('UPSTREAM_ERROR');
     expect(String((error as Error).message)).not.toContain('secret-wrong-key');
     expect(count(emulator, 'authenticate')).toBe(1);
+  });
+});
+
+describe('one clock', () => {
+  // Fault: the client's `now` did not reach the budget, which kept reading the wall clock.
+  it('the budget reads the client’s clock: once it has moved a window on, the next call is served', async () => {
+    let now = Date.now();
+    const clocked = clientFor(emulator, { now: () => now, rateLimit: 2, rateMargin: 0, rateWindowMs: 60_000, deadlineMs: 1_000 });
+    await clocked.call(LICENSEE_1001, 'getevent', { eventId: 5001 }); // the authenticate and this call fill the budget
+    const spent = await code(clocked.call(LICENSEE_1001, 'getevent', { eventId: 5002 }));
+    now += 61_000;
+    const served = await clocked.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
+    await clocked.close();
+    expect(spent).toBe('RATE_LIMITED');
+    expect(served.eventId).toBe(5003);
   });
 });
 
@@ -221,6 +240,7 @@ describe('errors', () => {
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', email: 'nope' }, 'email'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', firstName: 'x'.repeat(256) }, 'firstName'],
       ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-02-30', rooms: 1 }] }, 'actualized'],
+      ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-03-01', rooms: 1 }, { date: '2027-03-01', rooms: 2 }] }, 'actualized'],
     ];
     for (const [name, params, field] of cases) {
       const error = await client.call(LICENSEE_1001, name as 'getevent', params as never).catch((e: UpstreamError) => e);
@@ -244,6 +264,26 @@ describe('errors', () => {
     expect(text).not.toContain('k-very-secret');
     expect(text).not.toContain('demo-key-1001');
     expect(text).not.toMatch(/[A-Za-z0-9_-]{32}/);
+  });
+});
+
+describe('a bug in the call path', () => {
+  // Fault: any error the layers did not know became UPSTREAM_ERROR "unexpected failure", unlogged.
+  it('passes as it is: the gateway logs it with its stack and answers INTERNAL_SERVER_ERROR', async () => {
+    let logged = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((logged += chunk.toString()), done()) });
+    const config = loadConfig({ LOG_LEVEL: 'error', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, createLogger('error', sink));
+    const bug = new TypeError("Cannot read properties of undefined (reading 'token')");
+    vi.spyOn(gateway.upstream.tokens, 'get').mockRejectedValue(bug);
+    const direct = await gateway.upstream.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch((e: unknown) => e);
+    const res = await gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) });
+    const body = (await res.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
+    await gateway.close();
+    expect(direct).toBe(bug);
+    expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(logged).toContain("Cannot read properties of undefined (reading 'token')");
+    expect(logged).toContain('client.test.ts'); // the stack, pointing at where it was thrown
   });
 });
 

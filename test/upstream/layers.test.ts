@@ -125,6 +125,29 @@ describe('retry and breaker', () => {
     probe.resolve('late');
     expect(await probing).toBe('late');
   });
+  // Fault: the deadline was checked before cockatiel's backoff sleep (up to 2 s, not cancellable),
+  // so a call could end up to 2 s after its deadline.
+  it('no backoff outlasts the deadline: a call failing again and again ends at its deadline, not after', async () => {
+    vi.useFakeTimers();
+    vi.spyOn(Math, 'random').mockReturnValue(0.5); // cockatiel's jitter, made repeatable
+    try {
+      const attempts: number[] = [];
+      const start = Date.now();
+      const down: Send = async () => {
+        attempts.push(Date.now() - start);
+        throw new AttemptFailure('server', 'status 503', { status: 503 });
+      };
+      let outcome: unknown;
+      void retryLayer({ maxRetries: 6 })(down)(callOf('getevent', { eventId: 1 }, start + 300)).catch((e: unknown) => (outcome = e));
+      await vi.advanceTimersByTimeAsync(300);
+      expect(outcome).toBeInstanceOf(AttemptFailure);
+      expect(attempts.length).toBeGreaterThan(1);
+      expect(attempts.every((at) => at < 300)).toBe(true);
+    } finally {
+      vi.restoreAllMocks();
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('classification', () => {

@@ -7,22 +7,24 @@ export interface RetryOptions {
   maxRetries: number;
   /** The data calls' breaker; authenticate passes none (its own policy, outside the breaker). */
   breaker?: Breaker;
+  /** The clock deadlines are read on (the client's). */
+  now?: () => number;
 }
 
 /**
  * Retries what is safe to retry (every AttemptFailure of an idempotent call; of a create, only
  * those the service cannot have acted on), each attempt through the breaker. No attempt starts
- * after the call's deadline, and no wait for a half-open breaker's probe outlasts it.
+ * after the call's deadline, and no backoff, nor any wait for a half-open breaker's probe, outlasts it.
  */
-export function retryLayer({ maxRetries, breaker }: RetryOptions): Layer {
+export function retryLayer({ maxRetries, breaker, now = Date.now }: RetryOptions): Layer {
   return (next) => async (call) => {
-    const shouldRetry = (e: Error) => e instanceof AttemptFailure && (call.endpoint.idempotent || !e.maybeProcessed) && Date.now() < call.deadline;
-    const policy = createRetry(maxRetries, shouldRetry);
+    const shouldRetry = (e: Error) => e instanceof AttemptFailure && (call.endpoint.idempotent || !e.maybeProcessed) && now() < call.deadline;
+    const policy = createRetry(maxRetries, shouldRetry, call.deadline, now);
     let last: unknown;
     return policy.execute(({ attempt }) => {
       // A backoff that ran past the deadline ends with the failure that caused it, not RATE_LIMITED.
-      if (attempt > 0 && Date.now() >= call.deadline) throw last;
-      const once = breaker ? throughBreaker(breaker, () => next(call), call.deadline, () => lateError(last)) : next(call);
+      if (attempt > 0 && now() >= call.deadline) throw last;
+      const once = breaker ? throughBreaker(breaker, () => next(call), call.deadline - now(), () => lateError(last)) : next(call);
       return once.catch((error: unknown) => {
         last = error;
         throw error;
@@ -36,7 +38,7 @@ export function retryLayer({ maxRetries, breaker }: RetryOptions): Layer {
  * call wait for the probe's outcome: that wait ends at the deadline, but an attempt already
  * started is never cut off by it (its own timeouts bound it).
  */
-function throughBreaker(breaker: Breaker, attempt: () => Promise<unknown>, deadline: number, onLate: () => Error): Promise<unknown> {
+function throughBreaker(breaker: Breaker, attempt: () => Promise<unknown>, waitAtMostMs: number, onLate: () => Error): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let started = false;
     let gaveUp = false;
@@ -53,7 +55,7 @@ function throughBreaker(breaker: Breaker, attempt: () => Promise<unknown>, deadl
       if (started) return;
       gaveUp = true;
       reject(onLate());
-    }, Math.max(0, deadline - Date.now()));
+    }, Math.max(0, waitAtMostMs));
     run.then(
       (value) => {
         clearTimeout(timer);
