@@ -26,12 +26,12 @@ export const builder = new SchemaBuilder<{
     encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.licensee.id),
     decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.licensee.id),
     nodeQueryOptions: {
-      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist.',
+      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist or the id was made for another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),
     },
     nodesQueryOptions: {
-      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist.',
+      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist or were made for another licensee.',
       args: { ids: { description: 'Global ids from `id` fields.' } },
       // The plugin's own callback would load every id, unknown types included (and throw on them).
       resolve: (_root, args, ctx, info): Promise<unknown[]> => resolveNodes(builder, ctx, info, args.ids.map((id) => (namesNode(info, id) ? id : null))),
