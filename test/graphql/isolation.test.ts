@@ -271,3 +271,16 @@ describe.each([
     expectOwnTokensOnly();
   });
 });
+
+// Fault: ids of records that are not nodes (questions, group codes, custom fields) were the same for
+// both licensees: both have default questions 1 and 2, and a client caching by id across
+// licensees (an operations tool) took one licensee's question for the other's.
+it('both licensees’ default questions 1 and 2 have different ids', async () => {
+  const query = '{ defaultQuestions { id questionId } }';
+  const ask = (side: Side) => side.t.exec<{ defaultQuestions: { id: string; questionId: number }[] }, never>(query);
+  const [of1001, of2002] = await Promise.all([ask(sides[0]!), ask(sides[1]!)]);
+  const numbers = (res: typeof of1001) => res.data!.defaultQuestions.map((q) => q.questionId).sort();
+  expect(numbers(of1001)).toEqual(numbers(of2002));
+  const ids1001 = new Set(of1001.data!.defaultQuestions.map((q) => q.id));
+  expect(of2002.data!.defaultQuestions.filter((q) => ids1001.has(q.id))).toEqual([]);
+});
