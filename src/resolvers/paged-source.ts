@@ -17,6 +17,8 @@ export interface Page<T> {
 export interface PagedSource<T> {
   /** Hash of what the list is (endpoint, event, filter), carried in cursors. */
   key: string;
+  /** The licensee whose list it is, carried in cursors: another licensee's cursor is refused. */
+  licensee: string;
   pageCount(): Promise<number>;
   /** Page n (1-based) of at most 1000 records; empty past the last page. */
   page(n: number): Promise<Page<T>>;
@@ -34,11 +36,16 @@ export function sourceKey(parts: unknown): string {
 }
 
 /** A source over a list already in memory (an attendee's few reservations). */
-export function memorySource<T>(key: string, load: () => Promise<T[]>, orderOf?: (record: T) => readonly number[] | null): PagedSource<T> {
+export function memorySource<T>(
+  { key, licensee }: Pick<PagedSource<T>, 'key' | 'licensee'>,
+  load: () => Promise<T[]>,
+  orderOf?: (record: T) => readonly number[] | null,
+): PagedSource<T> {
   let all: Promise<T[]> | undefined;
   const list = () => (all ??= load());
   return {
     key,
+    licensee,
     orderOf,
     pageCount: async () => Math.ceil((await list()).length / UPSTREAM_PAGE),
     page: async (n) => (await list()).slice((n - 1) * UPSTREAM_PAGE, n * UPSTREAM_PAGE),

@@ -85,8 +85,8 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   const first = args.first ?? (args.last === null || args.last === undefined ? DEFAULT_WINDOW : undefined);
   const last = args.last ?? undefined;
   // Cursors are read before anything is fetched, so a bad one costs no call.
-  const after = args.after ? decodeCursor(args.after, source.key, 'after') : undefined;
-  const before = args.before ? decodeCursor(args.before, source.key, 'before') : undefined;
+  const after = args.after ? decodeCursor(args.after, source, 'after') : undefined;
+  const before = args.before ? decodeCursor(args.before, source, 'before') : undefined;
 
   // A page shorter than 1000 ends the list: once the window has read one, the total is known free.
   let knownTotal: number | undefined;
@@ -173,5 +173,5 @@ function cursorOf<T>(source: PagedSource<T>, pages: ReadonlyMap<number, Page<T>>
   const order = source.orderOf?.(node);
   const following = position + 1;
   const record = order && following % UPSTREAM_PAGE === 0 ? pages.get(pageOf(following))?.at(0) : null;
-  return encodeCursor(source.key, position, order, record == null ? null : source.orderOf?.(record));
+  return encodeCursor(source, position, order, record == null ? null : source.orderOf?.(record));
 }

@@ -17,6 +17,7 @@ export async function getQuestion(ctx: GatewayContext, eventId: number, question
 export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<AnswerModel> {
   return {
     key: sourceKey(['answers', eventId]),
+    licensee: ctx.licensee.id,
     pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
     page: async (page) =>
       mapPageOnce(await ctx.loaders.call('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),

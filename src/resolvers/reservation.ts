@@ -68,6 +68,7 @@ export function reservationSource(ctx: GatewayContext, eventId: number, filter: 
   checkInput('filter', () => checkParams('getreservationpagecount', ctx.licensee, wire), { modifiedAfterDate: 'modifiedAfter' });
   return {
     key: sourceKey(['reservations', wire]),
+    licensee: ctx.licensee.id,
     pageCount: () => ctx.loaders.call('getreservationpagecount', wire),
     page: async (page) => mapPageOnce(await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
     orderOf: byReservationNumber,
@@ -102,7 +103,7 @@ export function listAttendeeReservations(
   window: WindowArgs,
 ): Connection<ReservationModel> {
   const upstream = reservationSource(ctx, eventId, { attendeeId: attendee.attendeeId }, flags);
-  const source = memorySource(sourceKey(['attendee-reservations', eventId, attendee]), async () => {
+  const source = memorySource({ key: sourceKey(['attendee-reservations', eventId, attendee]), licensee: ctx.licensee.id }, async () => {
     const all: ReservationModel[] = [];
     for (let page = 1; ; page++) {
       const records = await upstream.page(page);

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay';
 import type { GatewayContext } from '../resolvers/context.ts';
-import { decodeGlobalIdOrNothing, namesNode } from './global-id.ts';
+import { decodeLicenseeGlobalId, encodeLicenseeGlobalId, namesNode } from './global-id.ts';
 
 /** The one SchemaBuilder: plugins and scalar types only; the types live in the domain files. */
 export const builder = new SchemaBuilder<{
@@ -20,16 +20,18 @@ export const builder = new SchemaBuilder<{
   // Fields are non-null unless they say otherwise: the contract's nullability is spelled out per field.
   defaultFieldNullability: false,
   relay: {
-    // Malformed ids, unknown types and impossible numbers are null (each type's `parse` refuses the
-    // latter), all decided before the first upstream call.
-    decodeGlobalID: decodeGlobalIdOrNothing,
+    // Ids carry the licensee they were made for (global-id.ts). Another licensee's ids, malformed
+    // ids, unknown types and impossible numbers are null (each type's `parse` refuses the latter),
+    // all decided before the first upstream call.
+    encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.licensee.id),
+    decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.licensee.id),
     nodeQueryOptions: {
-      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist.',
+      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist or the id was made for another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),
     },
     nodesQueryOptions: {
-      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist.',
+      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist or were made for another licensee.',
       args: { ids: { description: 'Global ids from `id` fields.' } },
       // The plugin's own callback would load every id, unknown types included (and throw on them).
       resolve: (_root, args, ctx, info): Promise<unknown[]> => resolveNodes(builder, ctx, info, args.ids.map((id) => (namesNode(info, id) ? id : null))),

@@ -8,7 +8,7 @@ import { reservationFlags } from './selection.ts';
 CustomFieldRef.implement({
   description: 'A custom field for reservations and attendees; also a field of the licensee console’s advanced search.',
   fields: (t) => ({
-    id: t.id({ description: 'Stable id of the custom field.', resolve: (f) => opaqueId('CustomField', f.customFieldId) }),
+    id: t.id({ description: 'Stable id of the custom field.', resolve: (f, _args, ctx) => opaqueId(ctx.licensee.id, 'CustomField', f.customFieldId) }),
     customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the field.' }),
     eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.' }),

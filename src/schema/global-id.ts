@@ -1,4 +1,4 @@
-import { decodeGlobalID } from '@pothos/plugin-relay';
+import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { type GraphQLResolveInfo, isObjectType } from 'graphql';
 
 /** A global id as the relay plugin hands it to `node` and `nodes`. */
@@ -7,17 +7,48 @@ export interface DecodedGlobalId {
   id: string;
 }
 
+const NOTHING: DecodedGlobalId = { typename: '', id: '' };
+
+/*
+ * A global id is bound to the licensee it was made for: base64 of `Type:local@licensee`
+ * (`Reservation:5001:700001@1001`), and `node`/`nodes` take it only from a request of that
+ * licensee. Any other id is null, decided before any upstream call.
+ *
+ * Checked, not signed. Nothing trusts what an id says: the licensee in it is only compared with
+ * the request's own, and the record is then asked for with the request's own token, which the
+ * service confines to its own licensee's events (spec, authenticate: a token acts for one
+ * systemIdentifier). A forged id naming the caller's licensee over another's event therefore
+ * reaches nothing a client could not already ask by number (`event(eventId:)`), and the service
+ * answers it as not found. A signature would add a secret to keep and rotate for no protection
+ * beyond that; the check is what keeps a replayed id of another licensee from being looked up at
+ * all.
+ *
+ * Ids made before the binding (`Type:local`, no licensee) are refused like another licensee's:
+ * they cannot say whose they are, and every id has been re-issued by any query since.
+ */
+
+/** The global id of a record of `typename` for the licensee `licenseeId`. */
+export function encodeLicenseeGlobalId(typename: string, localId: string | number | bigint, licenseeId: string): string {
+  return encodeGlobalID(typename, `${localId}@${licenseeId}`);
+}
+
 /**
- * Pothos' decoder throws on what is not base64 of `Type:id`, and that error is not one of ours, so
- * it surfaced as INTERNAL_SERVER_ERROR. A malformed id names nothing: decode it to no type, and
+ * The type and local id of a global id made for `licenseeId`; no type for any other id. Pothos'
+ * decoder throws on what is not base64 of `Type:id`, and that error is not one of ours, so it
+ * surfaced as INTERNAL_SERVER_ERROR: a malformed id names nothing, like another licensee's, and
  * `node`/`nodes` answer null for it, as for any id that does not exist.
  */
-export function decodeGlobalIdOrNothing(globalID: string): DecodedGlobalId {
+export function decodeLicenseeGlobalId(globalID: string, licenseeId: string): DecodedGlobalId {
+  let decoded: DecodedGlobalId;
   try {
-    return decodeGlobalID(globalID);
+    decoded = decodeGlobalID(globalID);
   } catch {
-    return { typename: '', id: '' };
+    return NOTHING;
   }
+  // Local ids are digits and colons, so the first `@` is where the licensee starts.
+  const at = decoded.id.indexOf('@');
+  if (at < 0 || decoded.id.slice(at + 1) !== licenseeId) return NOTHING;
+  return { typename: decoded.typename, id: decoded.id.slice(0, at) };
 }
 
 /** Whether a decoded id names a type that implements Node (not garbage, not `Query`, not an unknown type). */

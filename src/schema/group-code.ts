@@ -4,7 +4,7 @@ import { GroupCodeRef, HotelRef, opaqueId, rawDescription } from './refs.ts';
 GroupCodeRef.implement({
   description: 'A group code: access to a sub-block of special inventory at one hotel.',
   fields: (t) => ({
-    id: t.id({ description: 'Stable id: the event and the code.', resolve: (g) => opaqueId('GroupCode', g.eventId, g.groupCode) }),
+    id: t.id({ description: 'Stable id: the event and the code.', resolve: (g, _args, ctx) => opaqueId(ctx.licensee.id, 'GroupCode', g.eventId, g.groupCode) }),
     code: t.exposeString('groupCode', { description: 'The code attendees enter.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the group.' }),
     hotel: t.field({

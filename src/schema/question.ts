@@ -17,7 +17,7 @@ const QuestionOption = builder.objectRef<{ value: string; label: string }>('Ques
 EventQuestionRef.implement({
   description: 'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
   fields: (t) => ({
-    id: t.id({ description: 'Stable id: the event and the question id.', resolve: (q) => opaqueId('EventQuestion', q.eventId, q.questionId) }),
+    id: t.id({ description: 'Stable id: the event and the question id.', resolve: (q, _args, ctx) => opaqueId(ctx.licensee.id, 'EventQuestion', q.eventId, q.questionId) }),
     eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.' }),
     questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.' }),
     question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.' }),

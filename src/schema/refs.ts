@@ -37,9 +37,13 @@ export const AttendeeAnswerConnection = builder.connectionObject(
 /** The raw record field every record type carries. */
 export const rawDescription = 'The record exactly as the service sent it, unknown properties included; its content depends on the detail flags the gateway had to send.';
 
-/** An opaque, stable id for records that are not Relay nodes. */
-export function opaqueId(type: string, ...parts: (string | number)[]): string {
-  return Buffer.from(`${type}:${parts.join(':')}`).toString('base64url');
+/**
+ * An opaque, stable id for records that are not Relay nodes. It names the licensee like a global
+ * id does (global-id.ts): two licensees both have default question 1, and a client caching by id
+ * across licensees must not take one's for the other's.
+ */
+export function opaqueId(licenseeId: string, type: string, ...parts: (string | number)[]): string {
+  return Buffer.from(`${type}:${parts.join(':')}@${licenseeId}`).toString('base64url');
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { globalId } from '../helpers/global-id.ts';
 import {
   EventHotelsDocument,
   EventTwiceMoreDocument,
@@ -83,7 +84,7 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
   it('every field of the contract queried at once for one event: no call twice', async () => {
     const store = t.emulator.state.store;
     const code = store.groupCodesByEvent.get(5001)![0]!.groupCode;
-    const nodeId = Buffer.from('Event:5001').toString('base64');
+    const nodeId = globalId('Event:5001');
     const res = await t.exec(EverythingDocument, { eventId: 5001, hotelId: 202, reservationNumber: 700_004, groupCode: code, nodeId });
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     const e = res.data!.event!;

@@ -4,6 +4,7 @@ import { parse, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/schema/cost.ts';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { globalId } from '../helpers/global-id.ts';
 import { fragmentsTwicePerLevel } from '../helpers/hostile-documents.ts';
 import {
   EventHotelsDocument,
@@ -26,7 +27,7 @@ const everythingVars = () => ({
   hotelId: 202,
   reservationNumber: 700_004,
   groupCode: t.emulator.state.store.groupCodesByEvent.get(5001)![0]!.groupCode,
-  nodeId: Buffer.from('Event:5001').toString('base64'),
+  nodeId: globalId('Event:5001'),
 });
 
 describe('upstream cost estimate', () => {

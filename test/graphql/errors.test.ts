@@ -6,6 +6,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { EventPageDocument, NodeLookupDocument, ReservationDetailDocument } from '../operations/generated.ts';
+import { globalId } from '../helpers/global-id.ts';
 
 describe('lookups and errors', () => {
   let t: TestGateway;
@@ -21,13 +22,12 @@ describe('lookups and errors', () => {
   });
 
   it('resolves global ids of events, hotels and reservations, and null for unknown ones', async () => {
-    const id = (s: string) => Buffer.from(s).toString('base64');
-    const hotel = await t.exec(NodeLookupDocument, { id: id('Hotel:5001:203') });
+    const hotel = await t.exec(NodeLookupDocument, { id: globalId('Hotel:5001:203') });
     expect(hotel.data!.node).toMatchObject({ __typename: 'Hotel', hotelId: 203, partnerHotelId: 'PX-203' });
-    const reservation = await t.exec(NodeLookupDocument, { id: id('Reservation:5001:700001') });
+    const reservation = await t.exec(NodeLookupDocument, { id: globalId('Reservation:5001:700001') });
     expect(reservation.data!.node).toMatchObject({ __typename: 'Reservation', reservationNumber: 700_001 });
     expect((reservation.data!.node as { contact: { companyName: string } }).contact.companyName).toBeTruthy();
-    const missing = await t.exec(NodeLookupDocument, { id: id('Reservation:5001:1') });
+    const missing = await t.exec(NodeLookupDocument, { id: globalId('Reservation:5001:1') });
     expect(missing.data!.node).toBeNull();
   });
 

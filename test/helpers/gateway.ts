@@ -21,9 +21,12 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** An emulator on 127.0.0.1:0 and a gateway over it, talked to through yoga.fetch (no socket). */
-export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimit: false }, env: Record<string, string> = {}): Promise<TestGateway> {
-  const emulator = await startEmulator({ port: 0, ...emulatorOptions });
+/**
+ * An emulator on 127.0.0.1:0 and a gateway over it, talked to through yoga.fetch (no socket). With
+ * `shared`, the gateway uses that emulator instead (several gateways over one), and leaves it open.
+ */
+export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimit: false }, env: Record<string, string> = {}, shared?: Emulator): Promise<TestGateway> {
+  const emulator = shared ?? (await startEmulator({ port: 0, ...emulatorOptions }));
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
   const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
   const t: TestGateway = {
@@ -45,7 +48,7 @@ export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimi
     },
     async close() {
       await gateway.close();
-      await emulator.close();
+      if (!shared) await emulator.close();
     },
   };
   return t;

@@ -4,6 +4,9 @@ import { UPSTREAM_PAGE, type PagedSource } from '../../src/resolvers/paged-sourc
 import { resolveWindow, type WindowArgs } from '../../src/resolvers/paging.ts';
 import { LazyList } from '../../src/upstream/lazy-list.ts';
 
+/** What the test list is and whose: cursors carry both. */
+const TEST_LIST = { key: 'test-list', licensee: '1001' };
+
 interface Row {
   reservationNumber: number;
 }
@@ -15,7 +18,7 @@ interface Row {
 function orderedSource(rows: unknown[], reads: number[] = []) {
   const undecodable: number[][] = [];
   const source: PagedSource<Row> = {
-    key: 'test-list',
+    ...TEST_LIST,
     pageCount: async () => Math.ceil(rows.length / UPSTREAM_PAGE),
     page: async (n) => {
       reads.push(n);
@@ -62,7 +65,7 @@ describe('a record that does not decode (fault: it shortened the window, shifted
     const page = await read(source, { first: 10 });
     expect(page.numbers).toEqual([700_001, 700_002, 700_004, 700_005, 700_006, 700_007, 700_008, 700_009, 700_010]);
     expect(page.pageInfo.hasNextPage).toBe(true);
-    expect(page.pageInfo.endCursor).toBe(encodeCursor('test-list', 9, [700_010]));
+    expect(page.pageInfo.endCursor).toBe(encodeCursor(TEST_LIST, 9, [700_010]));
     expect(undecodable).toEqual([[2]]);
 
     const next = await read(source, { first: 3, after: page.pageInfo.endCursor });
@@ -126,7 +129,7 @@ describe('resuming after the list changed (fault: offset cursors skipped or repe
     const reads: number[] = [];
     const { source } = orderedSource(rows, reads);
     // The cursor of reservation 1000 as issued before cursors carried the next key.
-    const cursor = encodeCursor('test-list', 999, [1000]);
+    const cursor = encodeCursor(TEST_LIST, 999, [1000]);
     expect((await read(source, { first: 2, after: cursor })).numbers).toEqual([1001, 1002]);
     expect(pagesOf(reads)).toEqual([1, 2]);
     rows.splice(10, 3); // reservation 1001 moves to position 997, on the page before the cursor's
@@ -156,13 +159,13 @@ describe('resuming after the list changed (fault: offset cursors skipped or repe
 
   it('still takes an offset-only cursor (issued before cursors carried the number)', async () => {
     const { source } = orderedSource(numbered(1, 50));
-    const old = Buffer.from(JSON.stringify({ o: 4, k: 'test-list' })).toString('base64url');
+    const old = Buffer.from(JSON.stringify({ o: 4, k: 'test-list', l: '1001' })).toString('base64url');
     expect((await read(source, { first: 2, after: old })).numbers).toEqual([6, 7]);
   });
 
   it('refuses a cursor whose number is not a list of integers', async () => {
     const { source } = orderedSource(numbered(1, 50));
-    const forged = Buffer.from(JSON.stringify({ o: 4, k: 'test-list', n: ['x'] })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ o: 4, k: 'test-list', l: '1001', n: ['x'] })).toString('base64url');
     expect(() => resolveWindow(source, { first: 2, after: forged })).toThrow('after: not a cursor of this connection');
   });
 });
@@ -180,10 +183,10 @@ describe('a window ending on a page boundary', () => {
     expect(page.pageInfo.hasNextPage).toBe(true);
     expect(pageCounts).toBe(0);
     expect(pagesOf(reads)).toEqual([1, 2]);
-    expect(page.pageInfo.endCursor).toBe(encodeCursor('test-list', 999, [1000], [1001]));
+    expect(page.pageInfo.endCursor).toBe(encodeCursor(TEST_LIST, 999, [1000], [1001]));
     expect(page.cursors.at(-1)).toBe(page.pageInfo.endCursor);
     // The list's last, short page: no read-ahead; an exact multiple of 1000: one read of an empty page.
-    expect((await read(counted, { first: 500, after: encodeCursor('test-list', 1999, [2000]) })).pageInfo.hasNextPage).toBe(false);
+    expect((await read(counted, { first: 500, after: encodeCursor(TEST_LIST, 1999, [2000]) })).pageInfo.hasNextPage).toBe(false);
     const exact = orderedSource(numbered(1, 2000));
     expect((await read(exact.source, { first: 1000, after: (await read(exact.source, { first: 1000 })).pageInfo.endCursor })).pageInfo.hasNextPage).toBe(false);
     expect(pageCounts).toBe(0);
@@ -212,7 +215,7 @@ describe('a window ending on a page boundary', () => {
     const { source } = orderedSource(numbered(1, 2500), reads);
     const page = await read(source, { first: 1000 }, { hasNextPage: false });
     expect(pagesOf(reads)).toEqual([1]);
-    expect(page.pageInfo.endCursor).toBe(encodeCursor('test-list', 999, [1000]));
+    expect(page.pageInfo.endCursor).toBe(encodeCursor(TEST_LIST, 999, [1000]));
     reads.length = 0;
     expect((await read(source, { first: 3, after: page.pageInfo.endCursor })).numbers).toEqual([1001, 1002, 1003]);
     expect(pagesOf(reads)).toEqual([1, 2]);
@@ -222,8 +225,8 @@ describe('a window ending on a page boundary', () => {
     const reads: number[] = [];
     const { source } = orderedSource(numbered(1, 2500), reads);
     const page = await read(source, { first: 1500 });
-    expect(page.cursors[999]).toBe(encodeCursor('test-list', 999, [1000], [1001]));
-    expect(page.cursors[998]).toBe(encodeCursor('test-list', 998, [999]));
+    expect(page.cursors[999]).toBe(encodeCursor(TEST_LIST, 999, [1000], [1001]));
+    expect(page.cursors[998]).toBe(encodeCursor(TEST_LIST, 998, [999]));
     reads.length = 0;
     expect((await read(source, { first: 2, after: page.cursors[999] })).numbers).toEqual([1001, 1002]);
     expect(pagesOf(reads)).toEqual([2]);
@@ -236,7 +239,7 @@ describe('a window ending on a page boundary', () => {
     const pageInfo = await connection.pageInfo;
     const [hasNextPage, endCursor] = await Promise.allSettled([pageInfo.hasNextPage, pageInfo.endCursor]);
     expect(hasNextPage).toMatchObject({ status: 'rejected' });
-    expect(endCursor).toEqual({ status: 'fulfilled', value: encodeCursor('test-list', 999, [1000]) });
+    expect(endCursor).toEqual({ status: 'fulfilled', value: encodeCursor(TEST_LIST, 999, [1000]) });
   });
 });
 
@@ -247,7 +250,7 @@ describe('resuming at a page boundary by the next key, after the list changed', 
     const reads: number[] = [];
     const { source } = orderedSource(rows, reads);
     const cursor = (await read(source, { first: 1000 })).pageInfo.endCursor!;
-    expect(cursor).toBe(encodeCursor('test-list', 999, [10_000], [10_010]));
+    expect(cursor).toBe(encodeCursor(TEST_LIST, 999, [10_000], [10_010]));
     reads.length = 0;
     return { rows, reads, resume: async (first = 3) => (await read(source, { first, after: cursor })).numbers };
   }
@@ -299,13 +302,13 @@ describe('resuming at a page boundary by the next key, after the list changed', 
 
   it('a next key that does not follow the cursor’s own (a forged cursor) is not trusted', async () => {
     const { source } = orderedSource(numbered(1, 2500));
-    const forged = encodeCursor('test-list', 999, [1000], [1000]);
+    const forged = encodeCursor(TEST_LIST, 999, [1000], [1000]);
     expect((await read(source, { first: 2, after: forged })).numbers).toEqual([1001, 1002]);
   });
 
   it('refuses a cursor whose next key is not a list of integers, or comes without its own key', () => {
     const { source } = orderedSource(numbered(1, 50));
-    for (const json of [{ o: 4, k: 'test-list', n: [5], x: 'x' }, { o: 4, k: 'test-list', x: [6] }]) {
+    for (const json of [{ o: 4, k: 'test-list', l: '1001', n: [5], x: 'x' }, { o: 4, k: 'test-list', l: '1001', x: [6] }]) {
       const forged = Buffer.from(JSON.stringify(json)).toString('base64url');
       expect(() => resolveWindow(source, { first: 2, after: forged })).toThrow('after: not a cursor of this connection');
     }
