@@ -13,7 +13,8 @@ export interface GraphQLAnswer<T> {
 export interface TestGateway {
   emulator: Emulator;
   gateway: Gateway;
-  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V): Promise<GraphQLAnswer<T>>;
+  /** `headers` are added to (or replace) the JSON request's own, e.g. a client's credential. */
+  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V, headers?: Record<string, string>): Promise<GraphQLAnswer<T>>;
   /** Upstream calls logged since the last `clearLog`, authenticate left out unless asked. */
   calls(options?: { withAuthenticate?: boolean }): { endpoint: string; params: Record<string, unknown> }[];
   count(endpoint: string): number;
@@ -22,17 +23,21 @@ export interface TestGateway {
 }
 
 /** An emulator on 127.0.0.1:0 and a gateway over it, talked to through yoga.fetch (no socket). */
-export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimit: false }, env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(
+  emulatorOptions: EmulatorOptions = { rateLimit: false },
+  env: Record<string, string> = {},
+  gatewayOptions?: Parameters<typeof createGateway>[2],
+): Promise<TestGateway> {
   const emulator = await startEmulator({ port: 0, ...emulatorOptions });
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
+  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, gatewayOptions);
   const t: TestGateway = {
     emulator,
     gateway,
-    async exec(document, variables) {
+    async exec(document, variables, headers = {}) {
       const res = await gateway.yoga.fetch('http://yoga/graphql', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
         body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
       });
       return { status: res.status, ...((await res.json()) as object) };

@@ -6,7 +6,8 @@ import { createLogger, yogaLogging } from '../../src/logger.ts';
 describe('loadConfig', () => {
   it('defaults to the embedded emulator and its demo licensee', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamBaseUrl: undefined, licensee: { id: '1001', timeZone: 'UTC' } });
+    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamBaseUrl: undefined, auth: { mode: 'none' } });
+    expect(c.licensees).toEqual([{ id: '1001', upstream: { id: '1001', key: 'demo-key-1001', timeZone: 'UTC' }, rateLimit: 240, clients: [] }]);
     expect(c.upstream).toMatchObject({ rateLimit: 240, rateWindowMs: 60_000, rateMargin: 0.05, timeoutMs: 10_000 });
     expect(c.upstream.userAgent).toMatch(/^reservation-gateway\/\d+\.\d+\.\d+$/);
   });
@@ -51,7 +52,7 @@ describe('loadConfig', () => {
   it('requires credentials with an upstream', () => {
     expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
     const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
-    expect(c.licensee).toEqual({ id: '42', key: 'k', timeZone: 'America/Chicago' });
+    expect(c.licensees.map((licensee) => licensee.upstream)).toEqual([{ id: '42', key: 'k', timeZone: 'America/Chicago' }]);
   });
 });
 
