@@ -49,42 +49,59 @@ const clientSchema = z.strictObject({
     .refine((scopes) => new Set(scopes).size === scopes.length, 'must not repeat a scope'),
 });
 
-function licenseeSchema(env: Record<string, string | undefined>) {
-  return z
-    .strictObject({
-      id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_" or "-"'),
-      systemIdentifier: z.string().regex(/^\d{1,18}$/, 'must be the licensee number as a string of digits, like "1001"'),
-      keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable').optional(),
-      key: z.string().min(1, 'must not be empty').optional(),
-      timezone: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').optional(),
-      rateLimit: z.number('must be a number').int('must be a whole number').min(1, 'must be at least 1').optional(),
-      clients: z.array(clientSchema).default([]),
-    })
-    .superRefine((entry, ctx) => {
-      if (entry.key !== undefined && entry.keyEnv !== undefined) ctx.addIssue({ code: 'custom', path: ['key'], message: 'give either keyEnv or key, not both' });
-      else if (entry.key === undefined && entry.keyEnv === undefined) ctx.addIssue({ code: 'custom', path: ['keyEnv'], message: 'is required (the environment variable holding the upstream key)' });
-      else if (entry.keyEnv !== undefined && !env[entry.keyEnv]) ctx.addIssue({ code: 'custom', path: ['keyEnv'], message: `names ${entry.keyEnv}, which is not set` });
-    });
+const licenseeSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_" or "-"'),
+  systemIdentifier: z.string().regex(/^\d{1,18}$/, 'must be the licensee number as a string of digits, like "1001"'),
+  keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable').optional(),
+  key: z.string().min(1, 'must not be empty').optional(),
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').optional(),
+  rateLimit: z.number('must be a number').int('must be a whole number').min(1, 'must be at least 1').optional(),
+  clients: z.array(clientSchema).default([]),
+});
+
+const fileSchema = z.strictObject({ licensees: z.array(licenseeSchema).min(1, 'must list at least one licensee') });
+
+type Path = (string | number)[];
+interface Problem {
+  path: Path;
+  message: string;
 }
 
-function fileSchema(env: Record<string, string | undefined>) {
-  return z
-    .strictObject({ licensees: z.array(licenseeSchema(env)).min(1, 'must list at least one licensee') })
-    .superRefine(({ licensees }, ctx) => {
-      const repeated = (what: string, values: string[], path: (index: number) => (string | number)[]) => {
-        const seen = new Set<string>();
-        values.forEach((value, index) => {
-          if (seen.has(value)) ctx.addIssue({ code: 'custom', path: path(index), message: `repeats ${what} of an earlier entry` });
-          seen.add(value);
-        });
-      };
-      repeated('the id', licensees.map((l) => l.id), (i) => ['licensees', i, 'id']);
-      repeated('the systemIdentifier', licensees.map((l) => l.systemIdentifier), (i) => ['licensees', i, 'systemIdentifier']);
-      const clients = licensees.flatMap((l, li) => l.clients.map((c, ci) => ({ ...c, path: ['licensees', li, 'clients', ci] })));
-      repeated('the client name', clients.map((c) => c.name), (i) => [...clients[i]!.path, 'name']);
-      // Two clients with one key could not be told apart: the first would win silently.
-      repeated('the apiKeySha256', clients.map((c) => c.apiKeySha256), (i) => [...clients[i]!.path, 'apiKeySha256']);
-    });
+/**
+ * Rules across fields and entries, checked on the raw JSON so that they are reported with the
+ * shape's own problems (zod skips an object's refinements once one of its fields failed).
+ */
+function crossEntryProblems(json: unknown, env: Record<string, string | undefined>): Problem[] {
+  const licensees = entries((json as { licensees?: unknown } | null)?.licensees);
+  const problems: Problem[] = [];
+  licensees.forEach((entry, index) => {
+    const { key, keyEnv } = entry as { key?: unknown; keyEnv?: unknown };
+    const at = (field: string): Path => ['licensees', index, field];
+    if (key !== undefined && keyEnv !== undefined) problems.push({ path: at('key'), message: 'give either keyEnv or key, not both' });
+    else if (key === undefined && keyEnv === undefined) problems.push({ path: at('keyEnv'), message: 'is required (the environment variable holding the upstream key)' });
+    else if (typeof keyEnv === 'string' && !env[keyEnv]) problems.push({ path: at('keyEnv'), message: `names ${keyEnv}, which is not set` });
+  });
+  const repeated = (what: string, values: { value: unknown; path: Path }[]) => {
+    const seen = new Set<unknown>();
+    for (const { value, path } of values) {
+      if (typeof value !== 'string') continue;
+      if (seen.has(value)) problems.push({ path, message: `repeats ${what} of an earlier entry` });
+      seen.add(value);
+    }
+  };
+  const field = (name: string) => licensees.map((entry, index) => ({ value: (entry as Record<string, unknown>)[name], path: ['licensees', index, name] }));
+  repeated('the id', field('id'));
+  repeated('the systemIdentifier', field('systemIdentifier'));
+  const clients = licensees.flatMap((entry, li) => entries((entry as { clients?: unknown }).clients).map((client, ci) => ({ client: client as Record<string, unknown>, path: ['licensees', li, 'clients', ci] })));
+  repeated('the client name', clients.map(({ client, path }) => ({ value: client.name, path: [...path, 'name'] })));
+  // Two clients with one key could not be told apart: the first would win silently.
+  repeated('the apiKeySha256', clients.map(({ client, path }) => ({ value: client.apiKeySha256, path: [...path, 'apiKeySha256'] })));
+  return problems;
+}
+
+/** The objects of what should be an array of objects; anything else is the schema's to report. */
+function entries(value: unknown): object[] {
+  return Array.isArray(value) ? value.filter((entry): entry is object => entry !== null && typeof entry === 'object') : [];
 }
 
 /** Reads and checks the file at `path`; `env` resolves each licensee's keyEnv. */
@@ -107,8 +124,9 @@ export function readLicenseesFile(path: string, env: Record<string, string | und
 
 /** Checks the file's content: every bad entry becomes one line of `problems`. */
 export function parseLicensees(json: unknown, env: Record<string, string | undefined>, defaults: LicenseeDefaults): LicenseesReading {
-  const parsed = fileSchema(env).safeParse(json);
-  if (!parsed.success) return { licensees: [], problems: parsed.error.issues.map((issue) => `${describePath(issue.path, json)}: ${issue.message}`), warnings: [] };
+  const parsed = fileSchema.safeParse(json);
+  const problems = [...(parsed.success ? [] : parsed.error.issues), ...crossEntryProblems(json, env)];
+  if (!parsed.success || problems.length > 0) return { licensees: [], problems: problems.map((problem) => `${describePath(problem.path, json)}: ${problem.message}`), warnings: [] };
   const warnings: string[] = [];
   const licensees = parsed.data.licensees.map((entry): TenantLicensee => {
     if (entry.key !== undefined) warnings.push(`licensee "${entry.id}" has its upstream key written in LICENSEES_FILE ("key"): fine for local use, otherwise use keyEnv`);
