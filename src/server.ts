@@ -52,7 +52,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog);
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
-    graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
+    graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
     renderGraphiQL,
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
@@ -66,6 +66,16 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     ],
   });
   return { yoga, upstream, close: () => upstream.close() };
+}
+
+/**
+ * With client authentication on, GraphiQL opens its headers pane with a placeholder credential to
+ * replace. The pane is not persisted (GraphiQL's default), so a key is not left in localStorage.
+ */
+function graphiqlCredentialHint(mode: Config['auth']['mode']): { headers?: string; defaultEditorToolsVisibility?: 'headers' } {
+  if (mode === 'none') return {};
+  const credential = mode === 'jwt' ? 'Bearer <your JWT>' : 'Bearer <your API key>';
+  return { headers: JSON.stringify({ Authorization: credential }, null, 2), defaultEditorToolsVisibility: 'headers' };
 }
 
 /**
