@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -167,6 +168,17 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     expect(message).not.toContain('upstream-secret');
     // All licensees share UPSTREAM_BASE_URL; their credentials come from the file.
     expect(loadConfig({ ...licenseesEnv(), UPSTREAM_BASE_URL: 'https://service.example.com' }).licensees).toHaveLength(2);
+  });
+
+  it("accepts the README's LICENSEES_FILE example as it stands (docs that cannot rot)", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = /```json\n(\{\n {2}"licensees"[\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const c = loadConfig({ ...licenseesEnv(JSON.parse(example!)), ACME_UPSTREAM_KEY: 'acme-upstream', GLOBEX_UPSTREAM_KEY: 'globex-upstream' });
+    expect(c.licensees.map((licensee) => [licensee.id, licensee.upstream.id, licensee.upstream.timeZone, licensee.clients.length])).toEqual([
+      ['acme', '1001', 'America/Chicago', 2],
+      ['globex', '2002', 'UTC', 1],
+    ]);
   });
 
   it('warns about a key written in the file and about none on a non-loopback address', () => {
