@@ -67,6 +67,7 @@ describe('API keys', () => {
   it("refuses a read client's mutation with FORBIDDEN before any upstream call, and runs a read/write client's", async () => {
     for (const client of ['acme-web', 'globex-web'] as const) {
       const answer = await t.exec(MUTATION, undefined, bearer(CLIENT_KEYS[client]));
+      expect(answer.status).toBe(403);
       expect(answer.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('"write" scope'), extensions: { code: 'FORBIDDEN' } })]);
       expect(answer.data ?? null).toBeNull();
     }
