@@ -86,3 +86,21 @@ describe('API keys', () => {
     expect(await page.text()).toContain('<title>Reservation gateway</title>');
   });
 });
+
+describe('API keys from a page of an allowed origin', () => {
+  it('passes the CORS preflight without a credential, allowing Authorization and X-Api-Key', async () => {
+    const cors = await startGateway({ rateLimit: false }, { ...licenseesEnv(), CORS_ORIGINS: 'https://app.example.com' });
+    try {
+      const preflight = await cors.gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-api-key' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-api-key');
+      const answer = await cors.exec('{ event(eventId: 6001) { eventId } }', undefined, { origin: 'https://app.example.com', authorization: `Bearer ${CLIENT_KEYS['globex-web']}` });
+      expect(answer).toMatchObject({ status: 200, data: { event: { eventId: 6001 } } });
+    } finally {
+      await cors.close();
+    }
+  });
+});
