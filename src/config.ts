@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
 import { isTimeZone } from './upstream/formats.ts';
 
 /** The environment → one validated Config. The only reader of process.env. */
@@ -18,6 +19,23 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** A JWKS is fetched over https, or over http from this machine only (a local identity provider, tests). */
+function isJwksUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
+  } catch {
+    return false;
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Settings whose values are never shown in an error. */
+const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET']);
+
 /** Settings of the architecture that later issues build: refused rather than silently ignored. */
 const notYet = () => z.string().refine(() => false, 'is not supported by this version of the gateway yet').optional();
 
@@ -28,7 +46,7 @@ const envSchema = z
     UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
     UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
     UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
-    LICENSEES_FILE: notYet(),
+    LICENSEES_FILE: z.string().min(1).optional(),
     UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
     UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
     UPSTREAM_RATE_MARGIN: z.coerce.number('must be a number').min(0, 'must be at least 0').max(0.5, 'must be at most 0.5').default(0.05),
@@ -51,24 +69,84 @@ const envSchema = z
       .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
       .default([]),
     REDIS_URL: notYet(),
-    GATEWAY_AUTH: z
-      .enum(['none', 'api-key', 'jwt'])
-      .refine((v) => v === 'none', 'only "none" is supported by this version of the gateway yet')
-      .default('none'),
+    // Default: api-key with LICENSEES_FILE, none without (see authMode).
+    GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt'], 'must be none, api-key or jwt').optional(),
+    // RFC 7518 section 3.2: an HS256 key has at least 256 bits.
+    JWT_SECRET: z
+      .string()
+      .refine((secret) => Buffer.byteLength(secret, 'utf8') >= 32, 'must be at least 32 bytes (for example the output of openssl rand -base64 32)')
+      .optional(),
+    JWT_JWKS_URL: z.url('must be an https URL').refine(isJwksUrl, 'must be an https URL (http only on a loopback address)').optional(),
+    JWT_ISSUER: z.string().min(1).optional(),
+    JWT_AUDIENCE: z.string().min(1).optional(),
+    JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((env, ctx) => {
-    if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
-      ctx.addIssue({ code: 'custom', path: ['UPSTREAM_KEY'], message: 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL' });
-    }
   });
+
+/**
+ * Rules between settings, checked on the raw values so that they are reported together with
+ * every other bad value (zod skips an object's refinements once a field has failed).
+ */
+function crossProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const problem = (name: string, message: string) => problems.push(`${name}: ${message}`);
+  if (env.LICENSEES_FILE) {
+    // Each licensee's credentials come from the file: a second source would be ignored.
+    for (const name of ['UPSTREAM_KEY', 'UPSTREAM_SYSTEM_IDENTIFIER']) {
+      if (env[name]) problem(name, 'is not used with LICENSEES_FILE (each licensee has its systemIdentifier and keyEnv there): unset it');
+    }
+  } else if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
+    problem('UPSTREAM_KEY', 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL (or LICENSEES_FILE)');
+  }
+  const mode = authMode(env);
+  if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
+  if (mode !== 'none' && !env.LICENSEES_FILE) {
+    problem('GATEWAY_AUTH', `${mode} needs LICENSEES_FILE (the licensees${mode === 'api-key' ? ' and their clients' : ''}); without it only none is possible`);
+  }
+  if (mode === 'jwt') {
+    if (Boolean(env.JWT_SECRET) === Boolean(env.JWT_JWKS_URL)) problem('JWT_SECRET', 'GATEWAY_AUTH=jwt needs exactly one of JWT_SECRET (HS256) and JWT_JWKS_URL (RS256, ES256)');
+    if (!env.JWT_ISSUER) problem('JWT_ISSUER', 'is required with GATEWAY_AUTH=jwt (the iss every token must carry)');
+    if (!env.JWT_AUDIENCE) problem('JWT_AUDIENCE', 'is required with GATEWAY_AUTH=jwt (the aud every token must carry)');
+  } else {
+    for (const name of ['JWT_SECRET', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_LICENSEE_CLAIM']) {
+      if (env[name]) problem(name, `is only used with GATEWAY_AUTH=jwt (it is ${mode})`);
+    }
+  }
+  return problems;
+}
+
+type AuthMode = 'none' | 'api-key' | 'jwt';
+
+const AUTH_MODES: readonly AuthMode[] = ['none', 'api-key', 'jwt'];
+
+/** GATEWAY_AUTH, or its default: api-key with LICENSEES_FILE, none without; undefined when unknown. */
+function authMode(env: { GATEWAY_AUTH?: string; LICENSEES_FILE?: string }): AuthMode | undefined {
+  if (!env.GATEWAY_AUTH) return env.LICENSEES_FILE ? 'api-key' : 'none';
+  return AUTH_MODES.find((mode) => mode === env.GATEWAY_AUTH);
+}
+
+/** How clients prove who they are (GATEWAY_AUTH). */
+export type AuthSettings =
+  | { mode: 'none' }
+  | { mode: 'api-key' }
+  | {
+      mode: 'jwt';
+      /** HS256 with a shared secret, or RS256/ES256 with the keys of a JWKS. */
+      verify: { secret: string } | { jwksUrl: string };
+      issuer: string;
+      audience: string;
+      /** The claim naming the licensee's id. */
+      licenseeClaim: string;
+    };
 
 export interface Config {
   port: number;
   host: string;
   /** Unset: the gateway starts the emulator in-process with its demo data. */
   upstreamBaseUrl?: string;
-  licensee: { id: string; key: string; timeZone: string };
+  /** Every licensee served; exactly one without LICENSEES_FILE. */
+  licensees: TenantLicensee[];
+  auth: AuthSettings;
   upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
@@ -77,6 +155,8 @@ export interface Config {
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
   logLevel: string;
+  /** Settings that work but deserve a look (logged at start). */
+  warnings: string[];
 }
 
 export interface QueryLimits {
@@ -94,26 +174,26 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => {
-      const name = String(i.path[0] ?? 'environment');
-      // Never echo a credential back.
-      const shown = name === 'UPSTREAM_KEY' || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
-      return `  ${name}: ${i.message}${shown}`;
-    });
-    throw new ConfigError(`invalid settings:\n${lines.join('\n')}`);
-  }
-  const e = parsed.data;
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => {
+        const name = String(i.path[0] ?? 'environment');
+        // Never echo a credential back.
+        const shown = SECRET_SETTINGS.has(name) || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
+        return `${name}: ${i.message}${shown}`;
+      });
+  problems.push(...crossProblems(present));
+  const e = parsed.success ? parsed.data : undefined;
+  const tenants = licenseesOf(present, e);
+  problems.push(...tenants.problems);
+  if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
+  const auth = authSettings(e);
   return {
     port: e.PORT,
     host: e.HOST,
     upstreamBaseUrl: e.UPSTREAM_BASE_URL,
-    // Without an upstream the embedded emulator's first demo licensee is used.
-    licensee: {
-      id: e.UPSTREAM_SYSTEM_IDENTIFIER ?? '1001',
-      key: e.UPSTREAM_KEY ?? 'demo-key-1001',
-      timeZone: e.UPSTREAM_TIMEZONE,
-    },
+    licensees: tenants.licensees,
+    auth,
     upstream: {
       userAgent: e.UPSTREAM_USER_AGENT,
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
@@ -126,5 +206,46 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
     corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
+    warnings: [
+      ...tenants.warnings,
+      ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),
+    ],
+  };
+}
+
+type Env = z.output<typeof envSchema>;
+
+/** The licensees of LICENSEES_FILE, or the one of the UPSTREAM_* settings (the emulator's 1001 without them). */
+function licenseesOf(present: Record<string, string | undefined>, e: Env | undefined): { licensees: TenantLicensee[]; problems: string[]; warnings: string[] } {
+  const defaults = { timeZone: e?.UPSTREAM_TIMEZONE ?? 'UTC', rateLimit: e?.UPSTREAM_RATE_LIMIT ?? 240 };
+  const path = present.LICENSEES_FILE;
+  if (!path) {
+    const id = e?.UPSTREAM_SYSTEM_IDENTIFIER ?? '1001';
+    const upstream = { id, key: e?.UPSTREAM_KEY ?? 'demo-key-1001', timeZone: defaults.timeZone };
+    return { licensees: [{ id, upstream, rateLimit: defaults.rateLimit, clients: [] }], problems: [], warnings: [] };
+  }
+  const reading = readLicenseesFile(path, present, defaults);
+  const problems = reading.problems.map((problem) => `LICENSEES_FILE ${problem}`);
+  if (e && problems.length === 0) {
+    const mode = authMode(e)!;
+    if (mode === 'none' && reading.licensees.length > 1) {
+      problems.push(`GATEWAY_AUTH: none cannot tell ${reading.licensees.length} licensees apart; use api-key or jwt`);
+    }
+    if (mode === 'api-key' && reading.licensees.every((licensee) => licensee.clients.length === 0)) {
+      problems.push('LICENSEES_FILE: GATEWAY_AUTH=api-key needs at least one client (name, apiKeySha256, scopes) in some licensee');
+    }
+  }
+  return { ...reading, problems };
+}
+
+function authSettings(e: Env): AuthSettings {
+  const mode = authMode(e)!;
+  if (mode !== 'jwt') return { mode };
+  return {
+    mode,
+    verify: e.JWT_SECRET ? { secret: e.JWT_SECRET } : { jwksUrl: e.JWT_JWKS_URL! },
+    issuer: e.JWT_ISSUER!,
+    audience: e.JWT_AUDIENCE!,
+    licenseeClaim: e.JWT_LICENSEE_CLAIM,
   };
 }

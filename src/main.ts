@@ -15,6 +15,7 @@ try {
   process.exit(2);
 }
 const logger = createLogger(config.logLevel);
+for (const warning of config.warnings) logger.warn(warning);
 // A promise nobody awaited must not take the whole gateway down with it: log it and serve on.
 process.on('unhandledRejection', (reason) => {
   logger.error({ err: reason instanceof Error ? reason : String(reason) }, 'unhandled rejection');
@@ -25,7 +26,7 @@ let upstreamBaseUrl = config.upstreamBaseUrl;
 if (!upstreamBaseUrl) {
   emulator = await startEmulator({ port: 0 });
   upstreamBaseUrl = emulator.url;
-  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensee 1001)');
+  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger);
@@ -37,7 +38,7 @@ await new Promise<void>((resolve, reject) => {
 });
 const { address, port } = server.address() as AddressInfo;
 const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/graphql`;
-logger.info({ url }, 'gateway ready');
+logger.info({ url, auth: config.auth.mode, licensees: config.licensees.map((licensee) => licensee.id) }, 'gateway ready');
 console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
 
 let stopping = false;

@@ -3,6 +3,10 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { authenticatorFor } from './auth/authenticator.ts';
+import type { KeySetTiming } from './auth/jwt.ts';
+import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
+import { useScopes } from './auth/scopes.ts';
 import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
@@ -12,7 +16,7 @@ import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
-import type { Licensee } from './upstream/licensee.ts';
+import type { TenantLicensee } from './licensees.ts';
 
 /** The query GraphiQL opens on; also a typed test operation (codegen reads the same file). */
 export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', import.meta.url), 'utf8');
@@ -27,14 +31,14 @@ export interface Gateway {
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
  */
-export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger): Gateway {
+export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming } = {}): Gateway {
   const upstream = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
     ...config.upstream,
     logger: logger?.child({ component: 'upstream' }),
   });
-  // One configured licensee for now; the per-request context is where a client's own licensee goes.
-  const licensee: Licensee = { ...config.licensee };
+  const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
+  const principals = new RequestPrincipals();
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
@@ -42,14 +46,20 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    context: () => createContext(licensee, upstream, resolverLog),
+    // The request acts for its principal's licensee: its token, budget, cache and loaders only.
+    context: ({ request }) => {
+      const principal = principals.of(request);
+      return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog);
+    },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
-    graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY },
+    graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
     renderGraphiQL,
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
     plugins: [
-      useReadiness(upstream, licensee),
+      useReadiness(upstream, config.licensees),
+      useAuthentication(authenticatorFor(config.auth, config.licensees, options.keySetTiming), principals),
+      useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
@@ -58,13 +68,27 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   return { yoga, upstream, close: () => upstream.close() };
 }
 
-/** `/ready`: answered from the upstream layer's state within a second (token held, last success, breaker), 503 when not ready. */
-function useReadiness(upstream: UpstreamClient, licensee: Licensee): Plugin {
+/**
+ * With client authentication on, GraphiQL opens its headers pane with a placeholder credential to
+ * replace. The pane is not persisted (GraphiQL's default), so a key is not left in localStorage.
+ */
+function graphiqlCredentialHint(mode: Config['auth']['mode']): { headers?: string; defaultEditorToolsVisibility?: 'headers' } {
+  if (mode === 'none') return {};
+  const credential = mode === 'jwt' ? 'Bearer <your JWT>' : 'Bearer <your API key>';
+  return { headers: JSON.stringify({ Authorization: credential }, null, 2), defaultEditorToolsVisibility: 'headers' };
+}
+
+/**
+ * `/ready`: answered from the upstream layer's state within a second (token held, last success,
+ * breaker) for every licensee at once, listed by id; 503 unless all are ready.
+ */
+function useReadiness(upstream: UpstreamClient, licensees: readonly TenantLicensee[]): Plugin {
   return {
     async onRequest({ url, endResponse, fetchAPI }) {
       if (url.pathname !== '/ready') return;
-      const ready = await upstream.ready(licensee);
-      endResponse(new fetchAPI.Response(JSON.stringify({ ready }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
+      const each = await Promise.all(licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.upstream) })));
+      const ready = each.every((licensee) => licensee.ready);
+      endResponse(new fetchAPI.Response(JSON.stringify({ ready, licensees: each }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
     },
   };
 }

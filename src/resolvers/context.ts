@@ -1,13 +1,16 @@
+import type { Principal } from '../auth/principal.ts';
 import type { Licensee } from '../upstream/licensee.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
 
 /**
- * The per-request context: the licensee this request acts for, and the request's own loaders.
- * Nothing below the server reads credentials from anywhere else, so several licensees and client
- * authentication can come without rework.
+ * The per-request context: who asked (the principal), the licensee it acts for, and the request's
+ * own loaders. Nothing below the server reads credentials from anywhere else, so every resolver,
+ * loader and upstream call acts for the principal's licensee only.
  */
 export interface GatewayContext {
+  principal: Principal;
+  /** The principal's licensee as the upstream layer knows it (its id is the systemIdentifier). */
   licensee: Licensee;
   upstream: UpstreamClient;
   loaders: Loaders;
@@ -19,6 +22,6 @@ export interface ResolverLog {
   warn(details: object, message: string): void;
 }
 
-export function createContext(licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog): GatewayContext {
-  return { licensee, upstream, loaders: createLoaders(licensee, upstream), ...(log ? { log } : {}) };
+export function createContext(principal: Principal, licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog): GatewayContext {
+  return { principal, licensee, upstream, loaders: createLoaders(licensee, upstream), ...(log ? { log } : {}) };
 }

@@ -73,7 +73,7 @@ describe('npm start', () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
     const ready = await fetch(`${base}/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true });
+    expect(await ready.json()).toEqual({ ready: true, licensees: [{ id: '1001', ready: true }] });
   });
 
   it('finishes in-flight requests and stops cleanly on SIGTERM', async () => {

@@ -94,7 +94,8 @@ describe('secrets and personal data', () => {
     emulator.state.variations = { errorWith200: 'error' };
     bodies.push(await exec('{ event(eventId: 4242) { name } }'));
     emulator.state.variations = {};
-    const bad = createGateway({ ...config, upstreamBaseUrl: emulator.url, licensee: { ...config.licensee, key: 'very-secret-key-42' } }, createLoggerTo(sink));
+    const badConfig = loadConfig({ LOG_LEVEL: 'trace', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'very-secret-key-42', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const bad = createGateway({ ...badConfig, upstreamBaseUrl: emulator.url }, createLoggerTo(sink));
     bodies.push(await (await bad.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) })).text());
     await gateway.close();
     await bad.close();

@@ -117,7 +117,7 @@ async function handedTo(t: TestGateway, eventId: number): Promise<Handed> {
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
-  const of1001 = await startGateway(undefined, { UPSTREAM_USER_AGENT: 'gateway-of-1001' }, emulator);
+  const of1001 = await startGateway(undefined, { UPSTREAM_USER_AGENT: 'gateway-of-1001' }, { shared: emulator });
   const of2002 = await startGateway(
     undefined,
     {
@@ -127,7 +127,7 @@ beforeAll(async () => {
       UPSTREAM_TIMEZONE: 'America/New_York',
       UPSTREAM_USER_AGENT: 'gateway-of-2002',
     },
-    emulator,
+    { shared: emulator },
   );
   sides.push({ licensee: '1001', eventId: 5001, t: of1001, handed: await handedTo(of1001, 5001) });
   sides.push({ licensee: '2002', eventId: 6001, t: of2002, handed: await handedTo(of2002, 6001) });

@@ -13,7 +13,8 @@ export interface GraphQLAnswer<T> {
 export interface TestGateway {
   emulator: Emulator;
   gateway: Gateway;
-  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V): Promise<GraphQLAnswer<T>>;
+  /** `headers` are added to (or replace) the JSON request's own, e.g. a client's credential. */
+  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V, headers?: Record<string, string>): Promise<GraphQLAnswer<T>>;
   /** Upstream calls logged since the last `clearLog`, authenticate left out unless asked. */
   calls(options?: { withAuthenticate?: boolean }): { endpoint: string; params: Record<string, unknown> }[];
   count(endpoint: string): number;
@@ -23,19 +24,25 @@ export interface TestGateway {
 
 /**
  * An emulator on 127.0.0.1:0 and a gateway over it, talked to through yoga.fetch (no socket). With
- * `shared`, the gateway uses that emulator instead (several gateways over one), and leaves it open.
+ * `shared`, the gateway uses that emulator instead (several gateways over one), and leaves it open;
+ * `gateway` passes options to createGateway.
  */
-export async function startGateway(emulatorOptions: EmulatorOptions = { rateLimit: false }, env: Record<string, string> = {}, shared?: Emulator): Promise<TestGateway> {
+export async function startGateway(
+  emulatorOptions: EmulatorOptions = { rateLimit: false },
+  env: Record<string, string> = {},
+  options: { shared?: Emulator; gateway?: Parameters<typeof createGateway>[2] } = {},
+): Promise<TestGateway> {
+  const { shared } = options;
   const emulator = shared ?? (await startEmulator({ port: 0, ...emulatorOptions }));
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
+  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, options.gateway);
   const t: TestGateway = {
     emulator,
     gateway,
-    async exec(document, variables) {
+    async exec(document, variables, headers = {}) {
       const res = await gateway.yoga.fetch('http://yoga/graphql', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
         body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
       });
       return { status: res.status, ...((await res.json()) as object) };

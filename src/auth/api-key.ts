@@ -1,0 +1,32 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TenantLicensee } from '../licensees.ts';
+import { presentedCredential } from './credential.ts';
+import type { Principal } from './principal.ts';
+import type { Authenticator } from './verdict.ts';
+
+const SEND = 'send Authorization: Bearer <API key> or X-Api-Key: <API key>';
+
+/**
+ * GATEWAY_AUTH=api-key: the presented key's SHA-256 is compared with every client's digest in
+ * constant time (crypto.timingSafeEqual, and no early exit), so timing tells nothing about which
+ * digest is close. Only digests are held: a leaked LICENSEES_FILE lets no one in.
+ */
+export function apiKeyAuthenticator(licensees: readonly TenantLicensee[]): Authenticator {
+  const clients = licensees.flatMap((licensee) =>
+    licensee.clients.map((client) => ({
+      digest: Buffer.from(client.apiKeySha256, 'hex'),
+      principal: { client: client.name, licenseeId: licensee.id, scopes: new Set(client.scopes) } satisfies Principal,
+    })),
+  );
+  return async (request) => {
+    const presented = presentedCredential(request.headers);
+    if (presented.kind === 'missing') return { refused: `This gateway needs an API key: ${SEND}.` };
+    if (presented.kind === 'malformed') return { refused: `The credential is malformed (${presented.problem}): ${SEND}.` };
+    const digest = createHash('sha256').update(presented.value, 'utf8').digest();
+    let found: Principal | undefined;
+    for (const client of clients) {
+      if (timingSafeEqual(digest, client.digest)) found = client.principal;
+    }
+    return found ? { principal: found } : { refused: `The API key is not known to this gateway: ${SEND} with a key you were given.` };
+  };
+}

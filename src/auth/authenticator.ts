@@ -1,0 +1,21 @@
+import type { AuthSettings } from '../config.ts';
+import type { TenantLicensee } from '../licensees.ts';
+import { apiKeyAuthenticator } from './api-key.ts';
+import { jwtAuthenticator, type KeySetTiming } from './jwt.ts';
+import { anonymousPrincipal } from './principal.ts';
+import type { Authenticator } from './verdict.ts';
+
+/** The authenticator of GATEWAY_AUTH; `none` lets every request act for the only licensee. */
+export function authenticatorFor(auth: AuthSettings, licensees: readonly TenantLicensee[], keySetTiming?: KeySetTiming): Authenticator {
+  switch (auth.mode) {
+    case 'none': {
+      // config.ts refuses none with more than one licensee.
+      const principal = anonymousPrincipal(licensees[0]!.id);
+      return async () => ({ principal });
+    }
+    case 'api-key':
+      return apiKeyAuthenticator(licensees);
+    case 'jwt':
+      return jwtAuthenticator(auth, licensees, keySetTiming);
+  }
+}

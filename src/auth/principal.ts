@@ -1,0 +1,18 @@
+/** What a client may do: `read` runs queries and subscriptions, `write` runs mutations. */
+export type Scope = 'read' | 'write';
+
+export const SCOPES: readonly Scope[] = ['read', 'write'];
+
+/** Who a request acts for: the client, the licensee it was granted, and its rights. */
+export interface Principal {
+  /** The client's name (LICENSEES_FILE's `name`, or the JWT's client), for logs; never a secret. */
+  client: string;
+  /** The licensee's `id` in LICENSEES_FILE (its systemIdentifier without a file). */
+  licenseeId: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+/** GATEWAY_AUTH=none: everyone is this client of the only licensee, with every right. */
+export function anonymousPrincipal(licenseeId: string): Principal {
+  return { client: 'anonymous', licenseeId, scopes: new Set(SCOPES) };
+}
