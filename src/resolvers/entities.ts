@@ -24,21 +24,45 @@ type Reference = Record<string, unknown>;
  * A key field as a service identifier. Another subgraph's mistake (a missing or non-numeric key) is
  * refused with the field named; a number the service cannot hold names nothing (null).
  */
-function keyNumber(ref: Reference, type: string, field: string): number | null {
+function keyNumber(ref: Reference, type: string, field: string, where = 'representations'): number | null {
   const value = ref[field];
   const text = typeof value === 'number' || typeof value === 'string' ? String(value) : '';
   if (!/^-?\d+$/.test(text)) {
-    throw new BadInputError(`representations: a ${type} reference needs ${field} as an integer, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
+    throw new BadInputError(`${where}: a ${type} reference needs ${field} as an integer, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
   }
   return idNumbers(text, 1)?.[0] ?? null;
 }
 
-function keyText(ref: Reference, type: string, field: string): string {
+function keyText(ref: Reference, type: string, field: string, where = 'representations'): string {
   const value = ref[field];
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new BadInputError(`representations: an ${type} reference needs ${field} as a non-empty string, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
+    throw new BadInputError(`${where}: a ${type} reference needs ${field} as a non-empty string, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
   }
   return value;
+}
+
+/** The key fields of each entity type, as the schema's `@key`s name them. */
+const KEYS: Record<string, [field: string, kind: 'number' | 'text'][]> = {
+  Event: [['eventId', 'number']],
+  Hotel: [['eventId', 'number'], ['hotelId', 'number']],
+  Reservation: [['eventId', 'number'], ['reservationNumber', 'number']],
+  Attendee: [['attendeeId', 'text'], ['registrationEventId', 'text']],
+  EventQuestion: [['eventId', 'number'], ['questionId', 'number']],
+  CustomField: [['customFieldId', 'number']],
+};
+
+/**
+ * Checks every reference before any is resolved: one malformed reference fails the whole
+ * `_entities` with its position and field named, and no reference's call is sent first.
+ */
+export function checkRepresentations(representations: readonly unknown[]): void {
+  representations.forEach((ref, i) => {
+    const where = `representations[${i}]`;
+    const type = ref !== null && typeof ref === 'object' ? (ref as Reference).__typename : undefined;
+    const fields = typeof type === 'string' ? KEYS[type] : undefined;
+    if (!fields) throw new BadInputError(`${where}: __typename ${JSON.stringify(type) ?? 'is missing'}: not an entity of this subgraph`, 'representations');
+    for (const [field, kind] of fields) (kind === 'number' ? keyNumber : keyText)(ref as Reference, type as string, field, where);
+  });
 }
 
 export function resolveEventReference(ctx: GatewayContext, ref: Reference): Promise<EventModel | null> | null {

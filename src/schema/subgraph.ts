@@ -1,6 +1,7 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { AnyType, entitiesField, EntityType, ServiceType } from '@apollo/subgraph/dist/types.js';
 import { GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLUnionType, isObjectType } from 'graphql';
+import { checkRepresentations } from '../resolvers/entities.ts';
 import { attachDirectiveAst } from './directive-ast.ts';
 
 /** Whether a type is an entity: it has a `@key` (federation.ts `entity`). */
@@ -35,7 +36,10 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
         description: 'Entities of this subgraph by their keys, for the federation gateway; null for a reference to nothing.',
         type: new GraphQLNonNull(new GraphQLList(entities)),
         args: { representations: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(any))), description: 'The references, in the order the answer keeps.' } },
-        resolve: entitiesField.resolve!,
+        resolve: (root, args: { representations: unknown[] }, ctx, info) => {
+          checkRepresentations(args.representations);
+          return entitiesField.resolve!(root, args, ctx, info);
+        },
       },
       _service: { type: new GraphQLNonNull(service), description: 'This subgraph’s schema, for composition.', resolve: () => ({ sdl }) },
       ...query.toConfig().fields,
