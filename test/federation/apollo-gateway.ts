@@ -1,4 +1,4 @@
-import './quiet-apollo.ts';
+import '../../examples/federation/quiet-apollo.ts';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,7 +1,7 @@
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
 import { subgraphSdl } from '../../src/schema/index.ts';
-import { REGISTRATION_SDL } from './registration-subgraph.ts';
+import { REGISTRATION_SDL } from '../../examples/federation/registration-subgraph.ts';
 
 /** The two subgraphs of the tests, as a composer takes them. */
 export function subgraphs(urls: { reservations: string; registrations: string } = { reservations: 'http://127.0.0.1/graphql', registrations: 'http://127.0.0.1/graphql' }) {

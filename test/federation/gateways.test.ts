@@ -1,12 +1,12 @@
-import './quiet-apollo.ts';
+import '../../examples/federation/quiet-apollo.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startApolloGateway } from './apollo-gateway.ts';
 import { composeSupergraph } from './compose.ts';
-import { startHiveGateway } from './hive-gateway.ts';
-import { startRegistrationSubgraph, type RegistrationRecord, type RegistrationSubgraph } from './registration-subgraph.ts';
+import { startHiveGateway } from '../../examples/federation/hive-gateway.ts';
+import { startRegistrationSubgraph, type RegistrationRecord, type RegistrationSubgraph } from '../../examples/federation/registration-subgraph.ts';
 
 /**
  * Real federation gateways from npm (Apollo Gateway, Hive Gateway) over real HTTP: our subgraph

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../node_modules/.bin/hive-gateway', import.meta.url));
-const CONFIG = fileURLToPath(new URL('../../examples/federation/gateway.config.ts', import.meta.url));
+const CONFIG = fileURLToPath(new URL('./gateway.config.ts', import.meta.url));
 
 /** A port free on the loopback now (the CLI cannot be told port 0 and say which it took). */
 export async function freePort(): Promise<number> {
@@ -19,7 +19,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * Hive Gateway (the `hive-gateway` CLI of @graphql-hive/gateway) serving a supergraph file on
- * 127.0.0.1, with examples/federation/gateway.config.ts (the Authorization header forwarded).
+ * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded).
  * Resolves once it answers; `close` stops the process.
  */
 export async function startHiveGateway(supergraphSdl: string, options: { port?: number; log?: (line: string) => void } = {}) {
@@ -57,6 +57,7 @@ export async function startHiveGateway(supergraphSdl: string, options: { port?: 
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+      rmSync(file, { force: true });
     },
   };
 }
