@@ -13,6 +13,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { RESERVATION_LOOKUPS_MAX } from '../resolvers/entities.ts';
 import { DEFAULT_WINDOW, MAX_SEEK_PAGES, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
 import { schema as gatewaySchema } from './index.ts';
 import { flattenFields } from './selection.ts';
@@ -41,6 +42,8 @@ interface FieldCost {
   calls: number;
   /** The scope of the field's own selection; the parent's when absent. */
   below?: Scope;
+  /** For a field of an abstract type whose members come in known numbers (`_entities`): the scope per type; a type not named has none. */
+  belowByType?: Record<string, Scope>;
 }
 
 type Rule = (scope: Scope, args: Args, field: FieldNode, walk: Walk) => FieldCost;
@@ -95,6 +98,42 @@ const pagedPerEvent: Rule = (scope, args, field, walk) => {
   return { calls: scope.events * pages, below: { records: scope.events * records, events: scope.events } };
 };
 
+/** Each entity type's references, grouped by the event their key names (`-` for keys without one). */
+function referencesByType(args: Args): Map<string, Map<string, number>> {
+  const byType = new Map<string, Map<string, number>>();
+  for (const ref of Array.isArray(args.representations) ? args.representations : []) {
+    if (ref === null || typeof ref !== 'object') continue;
+    const { __typename: type, eventId } = ref as Record<string, unknown>;
+    if (typeof type !== 'string') continue;
+    const events = byType.get(type) ?? new Map<string, number>();
+    const event = eventId == null ? '-' : String(eventId);
+    events.set(event, (events.get(event) ?? 0) + 1);
+    byType.set(type, events);
+  }
+  return byType;
+}
+
+/**
+ * Other subgraphs' references (resolvers/entities.ts), by type: an event, an event's hotels or
+ * questions cost one call per distinct event; an attendee none; custom fields one list; an event's
+ * reservations one lookup each up to RESERVATION_LOOKUPS_MAX, past it the page count and then
+ * either fewer pages than references or one lookup each (at most one call more).
+ */
+const entities: Rule = (_scope, args) => {
+  let calls = 0;
+  const belowByType: Record<string, Scope> = {};
+  for (const [type, events] of referencesByType(args)) {
+    const records = [...events.values()].reduce((a, b) => a + b, 0);
+    const distinct = events.size;
+    belowByType[type] = { records, events: distinct };
+    if (type === 'Event' || type === 'Hotel' || type === 'EventQuestion') calls += distinct;
+    else if (type === 'CustomField') calls += 1;
+    else if (type === 'Reservation') for (const n of events.values()) calls += n <= RESERVATION_LOOKUPS_MAX ? n : n + 1;
+    else if (type === 'Attendee') belowByType[type] = { records, events: records };
+  }
+  return { calls, belowByType };
+};
+
 /** Upstream calls by parent type and field; a field not listed costs nothing and keeps its parent's scope. */
 const RULES: Record<string, Rule> = {
   'Query.event': () => ({ calls: 1, below: { records: 1, events: 1 } }),
@@ -108,6 +147,7 @@ const RULES: Record<string, Rule> = {
     const ids = Array.isArray(args.ids) ? args.ids.length : 1;
     return { calls: 2 * ids, below: { records: ids, events: ids } };
   },
+  'Query._entities': entities,
   'Query.groupCodeLink': () => ({ calls: 1 }),
   'Query.editReservationLink': () => ({ calls: 1 }),
   'Query.defaultQuestions': () => ({ calls: 1, below: { records: LIST_RECORDS, events: 1 } }),
@@ -190,7 +230,10 @@ function fieldCost(field: FieldNode, parent: GraphQLObjectType, scope: Scope, wa
   const type = getNamedType(definition.type);
   const types = isObjectType(type) ? [type] : isAbstractType(type) ? walk.schema.getPossibleTypes(type) : [];
   // An object is of one type only: the sum over the possible types is an upper bound.
-  return types.reduce((sum, possible) => sum + selectionCost(field.selectionSet!, possible, below, walk), own.calls);
+  return types.reduce((sum, possible) => {
+    const typeScope = own.belowByType ? own.belowByType[possible.name] : below;
+    return typeScope ? sum + selectionCost(field.selectionSet!, possible, typeScope, walk) : sum;
+  }, own.calls);
 }
 
 /**

@@ -1,4 +1,6 @@
 import { builder } from './builder.ts';
+import { FEDERATION_LINK } from './federation.ts';
+import { toSubgraphSchema } from './subgraph.ts';
 import './scalars.ts';
 import './enums.ts';
 import './event.ts';
@@ -15,4 +17,7 @@ import './pickup.ts';
 builder.queryType({ description: 'Reads of the reservation service, for one licensee.' });
 builder.mutationType({ description: 'Writes to the reservation service, checked before anything is sent.' });
 
-export const schema = builder.toSchema({ sortSchema: false });
+/** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
+export const { schema, sdl: subgraphSdl } = toSubgraphSchema(
+  builder.toSchema({ sortSchema: false, extensions: { directives: [{ name: 'link', args: FEDERATION_LINK }] } }),
+);

@@ -3,11 +3,13 @@ import { getEvent } from '../resolvers/event.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { idNumbers } from '../resolvers/ids.ts';
+import { resolveReservationReference } from '../resolvers/entities.ts';
+import { internalOnly, entity } from './federation.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
 import { hotelOf } from './hotel.ts';
-import { ALL_FLAGS } from './selection.ts';
+import { ALL_FLAGS, reservationFlags } from './selection.ts';
 
 type Room = ReservationModel['rooms'][number];
 type Contact = NonNullable<ReservationModel['contact']>;
@@ -114,6 +116,8 @@ builder.node(ReservationRef, {
   description: 'A reservation of rooms at a hotel of an event.',
   id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: (v) => isRecord(v) && 'reservationNumber' in v,
+  // Other subgraphs know a reservation by its event and number: the service looks numbers up within an event.
+  extensions: entity('eventId reservationNumber', (ref: Record<string, unknown>, ctx, info) => resolveReservationReference(ctx, ref, reservationFlags(info, []))),
   loadOne: (numbers, ctx) => {
     const [eventId, reservationNumber] = numbers ?? [];
     return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
@@ -158,6 +162,6 @@ builder.node(ReservationRef, {
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
       resolve: (r) => r.customFields ?? [],
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, resolve: (r) => r.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (r) => r.raw }),
   }),
 });

@@ -268,3 +268,47 @@ describe('generated operations', () => {
     );
   }, 120_000);
 });
+
+// Fault (issue 9): `_entities` was not counted at all, so a federation gateway's references could
+// spend the licensee's budget unchecked; the estimate now counts them by type from `representations`.
+describe('_entities', () => {
+  const ENTITIES = parse(`query ($representations: [_Any!]!) {
+    _entities(representations: $representations) {
+      ... on Event { name hotels { name } }
+      ... on Hotel { name }
+      ... on Reservation { status hotel { name } }
+      ... on Attendee { attendeeId }
+    }
+  }`);
+  const refs = (count: number, make: (i: number) => object) => Array.from({ length: count }, (_, i) => make(i));
+  const cases: [string, () => object[]][] = [
+    ['500 Hotel references of one event', () => refs(500, (i) => ({ __typename: 'Hotel', eventId: 5001, hotelId: 201 + (i % 14) }))],
+    ['Event references of three events', () => refs(6, (i) => ({ __typename: 'Event', eventId: 5001 + (i % 3) }))],
+    ['2 Reservation references', () => refs(2, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_001 + i }))],
+    ['10 Reservation references of a 2-page event', () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_990 + i }))],
+    ['10 Reservation references of a 26-page event', () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5001, reservationNumber: 700_001 + i }))],
+    ['Attendee references', () => refs(50, (i) => ({ __typename: 'Attendee', attendeeId: `A-${i}`, registrationEventId: 'R-1' }))],
+  ];
+  it.each(cases)('%s: never below what they really call', async (_name, representations) => {
+    const variables = { representations: representations() };
+    const estimate = estimateUpstreamCalls(ENTITIES, variables);
+    const res = await t.exec(print(ENTITIES), variables as never);
+    expect(res.errors).toBeUndefined();
+    expect(estimate).toBeGreaterThanOrEqual(t.calls().length);
+  });
+
+  it('counts 500 Hotel references of one event as one gethotels, and Attendee references as nothing', () => {
+    const hotels = refs(500, (i) => ({ __typename: 'Hotel', eventId: 5001, hotelId: 201 + (i % 14) }));
+    expect(estimateUpstreamCalls(ENTITIES, { representations: hotels })).toBe(1);
+    const attendees = refs(500, (i) => ({ __typename: 'Attendee', attendeeId: `A-${i}`, registrationEventId: 'R-1' }));
+    expect(estimateUpstreamCalls(ENTITIES, { representations: attendees })).toBe(0);
+  });
+
+  it('refuses references over the limit as any query, before any upstream call', async () => {
+    const representations = refs(200, (i) => ({ __typename: 'Reservation', eventId: 6000 + i, reservationNumber: 1 }));
+    expect(estimateUpstreamCalls(ENTITIES, { representations })).toBeGreaterThan(120);
+    const res = await t.exec(print(ENTITIES), { representations } as never);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', maxCalls: 120 });
+    expect(t.calls({ withAuthenticate: true })).toEqual([]);
+  });
+});

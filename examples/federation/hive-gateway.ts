@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../node_modules/.bin/hive-gateway', import.meta.url));
+const CONFIG = fileURLToPath(new URL('./gateway.config.ts', import.meta.url));
+
+/** A port free on the loopback now (the CLI cannot be told port 0 and say which it took). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Hive Gateway (the `hive-gateway` CLI of @graphql-hive/gateway) serving a supergraph file on
+ * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded).
+ * Resolves once it answers; `close` stops the process.
+ */
+export async function startHiveGateway(supergraphSdl: string, options: { port?: number; log?: (line: string) => void } = {}) {
+  const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
+  writeFileSync(file, supergraphSdl);
+  const port = options.port ?? (await freePort());
+  const child = spawn(CLI, ['supergraph', file, '--host', '127.0.0.1', '--port', String(port), '--config-path', CONFIG, '--disable-websockets'], {
+    env: { ...process.env, APOLLO_TELEMETRY_DISABLED: 'true', METADATA_SERVER_DETECTION: 'none', NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    options.log?.(chunk.toString());
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}/graphql`;
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readiness`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`hive-gateway did not start:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    output: () => output,
+    async close() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(file, { force: true });
+    },
+  };
+}
