@@ -16,6 +16,7 @@ import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
+import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
 import type { TenantLicensee } from './licensees.ts';
@@ -60,6 +61,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     renderGraphiQL,
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
+    // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
+    ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     plugins: [
       // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
@@ -69,6 +72,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useCsrfPrevention(),
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
+      ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
     ],
   });
   return { yoga, upstream, close: () => upstream.close() };
