@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { faultsSchema } from '../../src/emulator/faults.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createGateway, type Gateway } from '../../src/server.ts';
@@ -73,6 +74,20 @@ describe('the audit line', () => {
     await post({ query }, acmeOps);
     expect(audit().map((line) => line.upstreamCalls)).toEqual([1, 0]);
     expect(sentUpstream()).toBe(1);
+  });
+
+  it('counts every attempt sent, retries included: the number the service saw', async () => {
+    emulator.state.faults.set(faultsSchema.parse({ rules: [{ endpoint: 'getevent', errorRate: 0.5, errorStatus: 503 }], seed: 2 }));
+    try {
+      const answer = await post({ query: '{ a: event(eventId: 5001) { eventId } b: event(eventId: 5002) { eventId } c: event(eventId: 5003) { eventId } }' }, acmeOps);
+      expect(answer.body.errors).toBeUndefined();
+    } finally {
+      emulator.state.faults.clear();
+    }
+    const failed = emulator.state.log.filter((entry) => entry.endpoint === 'getevent' && entry.status === 503).length;
+    expect(failed).toBeGreaterThan(0);
+    expect(audit()[0]?.upstreamCalls).toBe(sentUpstream());
+    expect(sentUpstream()).toBe(3 + failed);
   });
 
   it('names the operation from the document when no operationName is sent, even one refused at validation', async () => {
