@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
+import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 import { isTimeZone } from './upstream/formats.ts';
 
 /** The environment → one validated Config. The only reader of process.env. */
@@ -47,6 +48,7 @@ const envSchema = z
     UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
     UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
     LICENSEES_FILE: z.string().min(1).optional(),
+    TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
     UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
     UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
     UPSTREAM_RATE_MARGIN: z.coerce.number('must be a number').min(0, 'must be at least 0').max(0.5, 'must be at most 0.5').default(0.05),
@@ -152,6 +154,8 @@ export interface Config {
   maxUpstreamCallsPerOperation: number;
   /** Documents past these are refused before they run (see src/query-limits.ts). */
   queryLimits: QueryLimits;
+  /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
+  trustedDocuments?: TrustedDocuments;
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
   logLevel: string;
@@ -186,6 +190,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.success ? parsed.data : undefined;
   const tenants = licenseesOf(present, e);
   problems.push(...tenants.problems);
+  const trusted = present.TRUSTED_DOCUMENTS_FILE ? readTrustedDocuments(present.TRUSTED_DOCUMENTS_FILE) : undefined;
+  problems.push(...(trusted?.problems ?? []).map((problem) => `TRUSTED_DOCUMENTS_FILE ${problem}`));
   if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const auth = authSettings(e);
   return {
@@ -204,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
+    ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
     warnings: [

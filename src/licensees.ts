@@ -130,10 +130,12 @@ export function parseLicensees(json: unknown, env: Record<string, string | undef
   const warnings: string[] = [];
   const licensees = parsed.data.licensees.map((entry): TenantLicensee => {
     if (entry.key !== undefined) warnings.push(`licensee "${entry.id}" has its upstream key written in LICENSEES_FILE ("key"): fine for local use, otherwise use keyEnv`);
+    const rateLimit = entry.rateLimit ?? defaults.rateLimit;
     return {
       id: entry.id,
-      upstream: { id: entry.systemIdentifier, key: entry.key ?? env[entry.keyEnv!]!, timeZone: entry.timezone ?? defaults.timeZone },
-      rateLimit: entry.rateLimit ?? defaults.rateLimit,
+      // The budget layer reads the limit from the call's licensee: each has a budget of its own size.
+      upstream: { id: entry.systemIdentifier, key: entry.key ?? env[entry.keyEnv!]!, timeZone: entry.timezone ?? defaults.timeZone, rateLimit },
+      rateLimit,
       clients: entry.clients,
     };
   });

@@ -3,9 +3,11 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { OperationRecords, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
+import type { Principal } from './auth/principal.ts';
 import { useScopes } from './auth/scopes.ts';
 import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
@@ -14,6 +16,7 @@ import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
+import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
 import type { TenantLicensee } from './licensees.ts';
@@ -39,6 +42,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
+  const operations = new OperationRecords();
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
@@ -49,23 +53,38 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     // The request acts for its principal's licensee: its token, budget, cache and loaders only.
     context: ({ request }) => {
       const principal = principals.of(request);
-      return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog);
+      const operation = operations.of(request);
+      return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++);
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
     renderGraphiQL,
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
+    // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
+    ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     plugins: [
+      // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
+      useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees),
       useAuthentication(authenticatorFor(config.auth, config.licensees, options.keySetTiming), principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
+      ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
     ],
   });
   return { yoga, upstream, close: () => upstream.close() };
+}
+
+/** The request's principal, or undefined for a request the authentication refused (or never saw). */
+function authenticated(principals: RequestPrincipals, request: Request): Principal | undefined {
+  try {
+    return principals.of(request);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

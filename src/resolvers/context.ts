@@ -22,6 +22,7 @@ export interface ResolverLog {
   warn(details: object, message: string): void;
 }
 
-export function createContext(principal: Principal, licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog): GatewayContext {
-  return { principal, licensee, upstream, loaders: createLoaders(licensee, upstream), ...(log ? { log } : {}) };
+/** `onSent` counts the operation's upstream requests (see createLoaders). */
+export function createContext(principal: Principal, licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog, onSent?: () => void): GatewayContext {
+  return { principal, licensee, upstream, loaders: createLoaders(licensee, upstream, onSent), ...(log ? { log } : {}) };
 }

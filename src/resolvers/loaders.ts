@@ -18,14 +18,16 @@ export interface Loaders {
   send<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
 }
 
-export function createLoaders(licensee: Licensee, upstream: UpstreamClient): Loaders {
+/** `onSent` is told of every request the operation's calls actually send (the audit line counts them). */
+export function createLoaders(licensee: Licensee, upstream: UpstreamClient, onSent?: () => void): Loaders {
+  const options = onSent ? { onSent } : {};
   const loader = new DataLoader<[CallName, unknown], unknown, string>(
-    (keys) => Promise.all(keys.map(([name, params]) => upstream.call(licensee, name, params as never).catch((e: Error) => e))),
+    (keys) => Promise.all(keys.map(([name, params]) => upstream.call(licensee, name, params as never, options).catch((e: Error) => e))),
     { cacheKeyFn: ([name, params]) => `${name}|${stableKey(params)}` },
   );
   return {
     call: (name, params) => loader.load([name, params]) as never,
-    send: (name, params) => upstream.call(licensee, name, params),
+    send: (name, params) => upstream.call(licensee, name, params, options),
   };
 }
 

@@ -12,6 +12,8 @@ export interface UpstreamCall {
   deadline: number;
   /** Set by the token layer; authenticate carries none. */
   token?: string;
+  /** Told each time an attempt of this call is actually sent (not for cache hits or shared calls). */
+  onSent?: () => void;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

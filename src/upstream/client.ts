@@ -37,6 +37,8 @@ export interface UpstreamOptions {
 export interface CallOptions {
   /** Absolute time (ms since epoch, on the client's clock) by which the call must have started; default now + deadlineMs. */
   deadline?: number;
+  /** Told each time an attempt is sent to the service; a cached or shared answer sends nothing. */
+  onSent?: () => void;
 }
 
 /** Retries of an authenticate: its own policy, short, and outside the data calls' breaker. */
@@ -65,7 +67,10 @@ export class UpstreamClient {
     this.transport = new Transport(options);
     this.budget = new RateBudget({ limit: options.rateLimit, windowMs: options.rateWindowMs, margin: options.rateMargin, store: options.stores?.budget, now });
     const breaker = createBreaker(options.halfOpenAfterMs);
-    const answer: Send = async (call) => classifyAnswer(call, await this.transport.send(call), now);
+    const answer: Send = async (call) => {
+      call.onSent?.();
+      return classifyAnswer(call, await this.transport.send(call), now);
+    };
     this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now, logger: options.logger });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
     this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore());
@@ -137,6 +142,7 @@ export class UpstreamClient {
       endpoint: ENDPOINTS[name] as unknown as AnyEndpoint,
       params: checkParams(name, licensee, params as never),
       deadline: options.deadline ?? this.now() + (this.options.deadlineMs ?? 15_000),
+      ...(options.onSent ? { onSent: options.onSent } : {}),
     };
   }
 }

@@ -6,4 +6,6 @@ export interface Licensee {
   key: string;
   /** IANA zone of the licensee's wall-clock timestamps. */
   timeZone: string;
+  /** Requests per rate window for this licensee; the client's UPSTREAM_RATE_LIMIT when absent. */
+  rateLimit?: number;
 }

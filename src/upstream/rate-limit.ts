@@ -85,6 +85,8 @@ interface Queue {
   backoffMs: number;
   /** The slot of the probe in flight; nothing else starts meanwhile. */
   probeSlot?: string;
+  /** Sends allowed per window for this licensee, the margin taken off (its own rateLimit). */
+  effectiveLimit: number;
 }
 
 /** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
@@ -94,6 +96,7 @@ const FIRST_BACKOFF_MS = 1_000;
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 export interface RateBudgetOptions {
+  /** Sends per window for a licensee that brings no limit of its own (see `acquire`). */
   limit: number;
   windowMs: number;
   /** Share of the limit kept unused against clock and network skew. */
@@ -110,18 +113,20 @@ export class RateBudget {
   private closed = false;
 
   constructor(private readonly options: RateBudgetOptions) {
-    this.effectiveLimit = Math.max(1, Math.floor(options.limit * (1 - options.margin)));
+    this.effectiveLimit = this.withMargin(options.limit);
     this.store = options.store ?? new MemoryBudgetStore();
     this.now = options.now ?? Date.now;
   }
 
   /**
    * Resolves with a slot when the call may be sent; rejects with RateLimitedError at its deadline.
-   * Give the slot back to `finish` when the call is over.
+   * Give the slot back to `finish` when the call is over. `limit` is the licensee's own budget per
+   * window (LICENSEES_FILE's rateLimit); without one the options' limit applies.
    */
-  acquire(licensee: string, deadline: number): Promise<string> {
+  acquire(licensee: string, deadline: number, limit?: number): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     const queue = this.queue(licensee);
+    if (limit !== undefined) queue.effectiveLimit = this.withMargin(limit);
     return new Promise<string>((resolve, reject) => {
       const waiter: Waiter = { deadline, resolve, reject };
       this.expireAtDeadline(licensee, waiter);
@@ -187,6 +192,11 @@ export class RateBudget {
     void this.pump(licensee);
   }
 
+  /** Sends this licensee may make per window, the margin taken off. */
+  effectiveLimitOf(licensee: string): number {
+    return this.queues.get(licensee)?.effectiveLimit ?? this.effectiveLimit;
+  }
+
   /** Waiters still queued per licensee (for tests and metrics). */
   waiting(licensee: string): number {
     return this.queues.get(licensee)?.waiters.length ?? 0;
@@ -194,8 +204,13 @@ export class RateBudget {
 
   private queue(licensee: string): Queue {
     let q = this.queues.get(licensee);
-    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0 }));
+    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit }));
     return q;
+  }
+
+  /** At least one send a window, however small the limit and large the margin. */
+  private withMargin(limit: number): number {
+    return Math.max(1, Math.floor(limit * (1 - this.options.margin)));
   }
 
   private async pump(licensee: string): Promise<void> {
@@ -208,7 +223,7 @@ export class RateBudget {
         if (queue.pausedUntil > now) return this.wakeAt(licensee, queue, queue.pausedUntil);
         // Probing: the probe's `finish` pumps again.
         if (queue.probing && queue.probeSlot !== undefined) return;
-        const slot = await this.store.take(licensee, now, this.effectiveLimit, this.options.windowMs);
+        const slot = await this.store.take(licensee, now, queue.effectiveLimit, this.options.windowMs);
         if (!slot.taken) return this.wakeAt(licensee, queue, slot.freeAt);
         const waiter = queue.waiters.shift();
         if (!waiter) {
@@ -263,7 +278,7 @@ export class RateBudget {
     const n = frees.length;
     for (const { w, position } of due) {
       clearTimeout(w.timer);
-      const index = n - this.effectiveLimit + position;
+      const index = n - queue.effectiveLimit + position;
       const slot = index >= 0 && n > 0 ? frees[index % n]! + this.options.windowMs * Math.floor(index / n) : now;
       const freeAt = Math.max(slot, queue.pausedUntil);
       w.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));

@@ -75,8 +75,8 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     const c = loadConfig({ ...licenseesEnv(), UPSTREAM_RATE_LIMIT: '100' });
     expect(c.auth).toEqual({ mode: 'api-key' });
     expect(c.licensees.map(({ id, upstream, rateLimit }) => ({ id, upstream, rateLimit }))).toEqual([
-      { id: 'acme', upstream: { id: '1001', key: 'demo-key-1001', timeZone: 'UTC' }, rateLimit: 100 },
-      { id: 'globex', upstream: { id: '2002', key: 'demo-key-2002', timeZone: 'America/New_York' }, rateLimit: 100 },
+      { id: 'acme', upstream: { id: '1001', key: 'demo-key-1001', timeZone: 'UTC', rateLimit: 100 }, rateLimit: 100 },
+      { id: 'globex', upstream: { id: '2002', key: 'demo-key-2002', timeZone: 'America/New_York', rateLimit: 100 }, rateLimit: 100 },
     ]);
     expect(c.licensees[1]?.clients.map((entry) => [entry.name, entry.scopes])).toEqual([['globex-web', ['read']], ['globex-ops', ['read', 'write']]]);
     expect(c.warnings).toEqual([]);

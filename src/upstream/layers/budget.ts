@@ -5,14 +5,15 @@ import { AttemptFailure } from '../retry.ts';
 type Logger = { warn(obj: object, msg: string): void };
 
 /**
- * Each attempt waits for a slot of the licensee's rate budget (until its deadline at most) and
- * gives it back when answered. It sits inside retry: every attempt is a request the service counts.
+ * Each attempt waits for a slot of the licensee's rate budget (its own rateLimit, until its
+ * deadline at most) and gives it back when answered. It sits inside retry: every attempt is a
+ * request the service counts.
  * A 429 still answered throttles the licensee (rate-limit.ts); any other answer ends a throttle.
  */
 export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
   return (next) => async (call) => {
     const licensee = call.licensee.id;
-    const slot = await budget.acquire(licensee, call.deadline);
+    const slot = await budget.acquire(licensee, call.deadline, call.licensee.rateLimit);
     try {
       const result = await next(call);
       budget.recovered(licensee);
