@@ -42,6 +42,7 @@ export function corsFor(allowedOrigins: string[]): CorsSetting {
   return (request: Request) => {
     const origin = request.headers.get('origin');
     if (!origin || !allowedOrigins.includes(origin)) return false;
-    return { origin: [origin], methods: ['GET', 'POST'], credentials: false };
+    // The audit trail's request id is readable by the page too, so a frontend can quote it in a report.
+    return { origin: [origin], methods: ['GET', 'POST'], credentials: false, exposedHeaders: ['X-Request-Id'] };
   };
 }

@@ -70,6 +70,8 @@ describe('CORS from CORS_ORIGINS only', () => {
     const res = await send('/graphql', json('https://admin.example.com'));
     expect(res.headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+    // The page can read the request id the audit trail logged (X-Request-Id).
+    expect(res.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('x-request-id');
     const preflight = await send('/graphql', { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
   });
