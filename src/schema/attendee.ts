@@ -2,14 +2,17 @@ import { upsertAttendee } from '../resolvers/attendee.ts';
 import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
 import { builder } from './builder.ts';
-import { entity } from './federation.ts';
 import { AttendeeRef, ReservationConnection, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
+// The service has no attendee read: a reference is resolved from its key alone, without a call.
+builder.asEntity(AttendeeRef, {
+  key: builder.selection<{ attendeeId: string; registrationEventId: string }>('attendeeId registrationEventId'),
+  resolveReference: (ref) => resolveAttendeeReference(ref),
+});
+
 AttendeeRef.implement({
   description: 'An attendee as the registration system knows them: identified by its attendee id and its event id.',
-  // The service has no attendee read: a reference is resolved from its key alone, without a call.
-  extensions: entity('attendeeId registrationEventId', (ref: Record<string, unknown>) => resolveAttendeeReference(ref)),
   fields: (t) => ({
     attendeeId: t.exposeString('attendeeId', { description: 'The registration system’s attendee id.' }),
     registrationEventId: t.exposeString('registrationEventId', { description: 'The registration system’s event id (not the service’s eventId).' }),

@@ -1,7 +1,9 @@
 import SchemaBuilder from '@pothos/core';
+import DirectivesPlugin from '@pothos/plugin-directives';
+import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay';
 import type { GatewayContext } from '../resolvers/context.ts';
-import { localToSubgraph, shareable } from './federation.ts';
+import { localToSubgraph } from './federation.ts';
 import { decodeLicenseeGlobalId, encodeLicenseeGlobalId, namesNode } from './global-id.ts';
 
 /** The one SchemaBuilder: plugins and scalar types only; the types live in the domain files. */
@@ -17,7 +19,8 @@ export const builder = new SchemaBuilder<{
   DefaultNodeNullability: false;
   DefaultFieldNullability: false;
 }>({
-  plugins: [RelayPlugin],
+  // The style guide's order: federation last, after every plugin that wraps resolvers.
+  plugins: [RelayPlugin, DirectivesPlugin, FederationPlugin],
   // Fields are non-null unless they say otherwise: the contract's nullability is spelled out per field.
   defaultFieldNullability: false,
   relay: {
@@ -29,19 +32,19 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: {
       description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist or the id was made for another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },
-      extensions: localToSubgraph,
+      ...localToSubgraph,
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),
     },
     nodesQueryOptions: {
       description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist or were made for another licensee.',
       args: { ids: { description: 'Global ids from `id` fields.' } },
-      extensions: localToSubgraph,
+      ...localToSubgraph,
       // The plugin's own callback would load every id, unknown types included (and throw on them).
       resolve: (_root, args, ctx, info): Promise<unknown[]> => resolveNodes(builder, ctx, info, args.ids.map((id) => (namesNode(info, id) ? id : null))),
     },
     nodeTypeOptions: { description: 'An object with a global id (Relay global object identification).' },
     idFieldOptions: { description: 'Global id of the object, for `node` and `nodes`.' },
-    pageInfoTypeOptions: { description: 'Where a page of a connection lies in the whole list.', extensions: shareable },
+    pageInfoTypeOptions: { description: 'Where a page of a connection lies in the whole list.', shareable: true },
     hasNextPageFieldOptions: { description: 'Whether records follow this page.' },
     hasPreviousPageFieldOptions: { description: 'Whether records precede this page.' },
     startCursorFieldOptions: { description: 'Cursor of the first record of the page.' },

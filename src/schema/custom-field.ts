@@ -2,22 +2,26 @@ import { createCustomField, listCustomFields, setCustomFieldValue, type SetCusto
 import { getEvent } from '../resolvers/event.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
-import { internalOnly, entity } from './federation.ts';
+import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
+// Keyed by the service's own number: other subgraphs know it, our opaque ids they do not.
+builder.asEntity(CustomFieldRef, {
+  key: builder.selection<{ customFieldId: number }>('customFieldId'),
+  resolveReference: (ref, ctx) => resolveCustomFieldReference(ctx, ref),
+});
+
 CustomFieldRef.implement({
   description: 'A custom field for reservations and attendees; also a field of the licensee console’s advanced search.',
-  // Keyed by the service's own number: other subgraphs know it, our opaque ids they do not.
-  extensions: entity('customFieldId', (ref: Record<string, unknown>, ctx) => resolveCustomFieldReference(ctx, ref)),
   fields: (t) => ({
     id: t.id({ description: 'Stable id of the custom field.', resolve: (f, _args, ctx) => opaqueId(ctx.licensee.id, 'CustomField', f.customFieldId) }),
     customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the field.' }),
     eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.' }),
     event: t.field({ type: EventRef, nullable: true, description: 'That event.', resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)) }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (f) => f.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (f) => f.raw }),
   }),
 });
 

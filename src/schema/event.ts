@@ -5,7 +5,7 @@ import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
-import { internalOnly, entity } from './federation.ts';
+import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { ShoppingViewScope } from './enums.ts';
 import { HotelFilter, hotelOf } from './hotel.ts';
@@ -27,13 +27,17 @@ import {
 } from './refs.ts';
 import { reservationFlags, wantsPartnerview } from './selection.ts';
 
+builder.asEntity(EventRef, {
+  key: builder.selection<{ eventId: number }>('eventId'),
+  resolveReference: (ref, ctx) => resolveEventReference(ctx, ref),
+});
+
 builder.node(EventRef, {
   description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
   id: { resolve: (e) => e.eventId, parse: (id) => idNumbers(id, 1)?.[0] ?? null },
   loadOne: (eventId, ctx) => (eventId === null ? null : getEvent(ctx, eventId)),
   // Node's possible types told apart by shape: loaded records are shared cache objects, not branded.
   isTypeOf: (v) => isRecord(v) && 'eventId' in v && !('hotelId' in v) && !('reservationNumber' in v),
-  extensions: entity('eventId', (ref: Record<string, unknown>, ctx) => resolveEventReference(ctx, ref)),
   fields: (t) => ({
     eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the event.' }),
@@ -114,7 +118,7 @@ builder.node(EventRef, {
       description: 'Custom fields restricted to this event.',
       resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (e) => e.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (e) => e.raw }),
   }),
 });
 

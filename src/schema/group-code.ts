@@ -18,7 +18,7 @@ GroupCodeRef.implement({
     startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', resolve: (g) => g.startDate ?? null }),
     endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', resolve: (g) => g.endDate ?? null }),
     rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.' }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (g) => g.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (g) => g.raw }),
   }),
 });
 

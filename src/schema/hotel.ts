@@ -3,7 +3,7 @@ import type { GatewayContext } from '../resolvers/context.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { resolveHotelReference } from '../resolvers/entities.ts';
-import { internalOnly, entity } from './federation.ts';
+import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { HotelStatus, known } from './enums.ts';
 import { HotelRef, isRecord, rawDescription } from './refs.ts';
@@ -28,11 +28,15 @@ export const HotelFilter = builder.inputType('HotelFilter', {
   }),
 });
 
+builder.asEntity(HotelRef, {
+  key: builder.selection<{ eventId: number; hotelId: number }>('eventId hotelId'),
+  resolveReference: (ref, ctx, info) => resolveHotelReference(ctx, ref, wantsPartnerview(info)),
+});
+
 builder.node(HotelRef, {
   description: 'A hotel assigned to an event.',
   id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: (v) => isRecord(v) && 'hotelId' in v && !('reservationNumber' in v),
-  extensions: entity('eventId hotelId', (ref: Record<string, unknown>, ctx, info) => resolveHotelReference(ctx, ref, wantsPartnerview(info))),
   loadOne: (numbers, ctx) => {
     const [eventId, hotelId] = numbers ?? [];
     return eventId === undefined || hotelId === undefined ? null : getHotel(ctx, eventId, hotelId, false);
@@ -60,6 +64,6 @@ builder.node(HotelRef, {
         return withIds.find((x) => x.hotelId === h.hotelId)?.partnerHotelId ?? null;
       },
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (h) => h.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (h) => h.raw }),
   }),
 });

@@ -1,5 +1,5 @@
 import { builder } from './builder.ts';
-import { FEDERATION_LINK } from './federation.ts';
+import { federationLink } from './federation.ts';
 import { toSubgraphSchema } from './subgraph.ts';
 import './scalars.ts';
 import './enums.ts';
@@ -19,5 +19,6 @@ builder.mutationType({ description: 'Writes to the reservation service, checked 
 
 /** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
 export const { schema, sdl: subgraphSdl } = toSubgraphSchema(
-  builder.toSchema({ sortSchema: false, extensions: { directives: [{ name: 'link', args: FEDERATION_LINK }] } }),
+  // @pothos/plugin-directives turns `extensions.directives` into the AST federation's printer reads.
+  builder.toSchema({ sortSchema: false, extensions: { directives: [federationLink] } }),
 );

@@ -2,7 +2,7 @@ import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/ques
 import type { QuestionModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { resolveQuestionReference } from '../resolvers/entities.ts';
-import { internalOnly, entity } from './federation.ts';
+import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { known, QuestionType } from './enums.ts';
 import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
@@ -16,9 +16,13 @@ const QuestionOption = builder.objectRef<{ value: string; label: string }>('Ques
   }),
 });
 
+builder.asEntity(EventQuestionRef, {
+  key: builder.selection<{ eventId: number; questionId: number }>('eventId questionId'),
+  resolveReference: (ref, ctx) => resolveQuestionReference(ctx, ref),
+});
+
 EventQuestionRef.implement({
   description: 'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
-  extensions: entity('eventId questionId', (ref: Record<string, unknown>, ctx) => resolveQuestionReference(ctx, ref)),
   fields: (t) => ({
     id: t.id({ description: 'Stable id: the event and the question id.', resolve: (q, _args, ctx) => opaqueId(ctx.licensee.id, 'EventQuestion', q.eventId, q.questionId) }),
     eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.' }),
@@ -32,7 +36,7 @@ EventQuestionRef.implement({
       resolve: (q: QuestionModel) => (q.options ? Object.entries(q.options as Record<string, string>).map(([value, label]) => ({ value, label })) : null),
     }),
     enabled: t.exposeBoolean('enabled', { nullable: true, description: 'Whether the question is asked.' }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (q) => q.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (q) => q.raw }),
   }),
 });
 
@@ -55,7 +59,7 @@ AttendeeAnswerRef.implement({
     questionId: t.exposeInt('questionId', { description: 'The question’s id.' }),
     answer: t.exposeString('answer', { nullable: true, description: 'The answer (for a select box, the option’s value).' }),
     answeredAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was given.', resolve: (a) => a.answeredDate ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (a) => a.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (a) => a.raw }),
   }),
 });
 

@@ -4,7 +4,7 @@ import type { ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
-import { internalOnly, entity } from './federation.ts';
+import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
@@ -112,12 +112,16 @@ const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').imple
   }),
 });
 
+// Other subgraphs know a reservation by its event and number: the service looks numbers up within an event.
+builder.asEntity(ReservationRef, {
+  key: builder.selection<{ eventId: number; reservationNumber: number }>('eventId reservationNumber'),
+  resolveReference: (ref, ctx, info) => resolveReservationReference(ctx, ref, reservationFlags(info, [])),
+});
+
 builder.node(ReservationRef, {
   description: 'A reservation of rooms at a hotel of an event.',
   id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: (v) => isRecord(v) && 'reservationNumber' in v,
-  // Other subgraphs know a reservation by its event and number: the service looks numbers up within an event.
-  extensions: entity('eventId reservationNumber', (ref: Record<string, unknown>, ctx, info) => resolveReservationReference(ctx, ref, reservationFlags(info, []))),
   loadOne: (numbers, ctx) => {
     const [eventId, reservationNumber] = numbers ?? [];
     return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
@@ -162,6 +166,6 @@ builder.node(ReservationRef, {
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
       resolve: (r) => r.customFields ?? [],
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (r) => r.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (r) => r.raw }),
   }),
 });

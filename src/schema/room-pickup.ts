@@ -16,7 +16,7 @@ RoomPickupRef.implement({
     date: t.field({ type: 'Date', nullable: true, description: 'The night.', resolve: (p) => p.date ?? null }),
     blocked: t.int({ nullable: true, description: 'Rooms in the block for that night.', resolve: (p) => p.block ?? null }),
     pickedUp: t.int({ nullable: true, description: 'Rooms reserved for that night.', resolve: (p) => p.pickup ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (p) => p.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (p) => p.raw }),
   }),
 });
 

@@ -53,4 +53,7 @@ builder.scalarType('Date', {
 
 builder.addScalarType('JSON', JSONResolver, {
   description: 'A record exactly as the reservation service sent it, unknown properties included.',
+  // Federation's printer reads applied directives, not graphql-js's specifiedByURL: spelled out so
+  // `_service { sdl }`, and so the composed graph, keep the link to the JSON specification.
+  directives: { specifiedBy: { url: JSONResolver.specifiedByURL } },
 });

@@ -33,7 +33,7 @@ ShoppingViewHotelRef.implement({
     pastCutoff: t.exposeBoolean('pastCutoff', { nullable: true, description: 'Whether the hotel is past its cut-off.' }),
     lowestRate: t.field({ type: Money, nullable: true, description: 'Lowest nightly rate (scope SIMPLE with dates).', resolve: (h) => h.lowestRate ?? null }),
     rooms: t.field({ type: [AvailableRoom], nullable: true, description: 'Rooms available for the stay (scope FULL with dates).', resolve: (h) => h.rooms ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, extensions: internalOnly, resolve: (h) => h.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (h) => h.raw }),
   }),
 });
 

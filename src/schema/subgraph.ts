@@ -1,30 +1,27 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { AnyType, entitiesField, EntityType, ServiceType } from '@apollo/subgraph/dist/types.js';
+import { hasResolvableKey } from '@pothos/plugin-federation';
 import { GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLUnionType, isObjectType } from 'graphql';
 import { checkRepresentations } from '../resolvers/entities.ts';
-import { attachDirectiveAst } from './directive-ast.ts';
-
-/** Whether a type is an entity: it has a `@key` (federation.ts `entity`). */
-function isEntity(type: unknown): type is GraphQLObjectType {
-  const directives = isObjectType(type) ? type.extensions.directives : undefined;
-  return Array.isArray(directives) && directives.some((d: { name: string }) => d.name === 'key');
-}
 
 /**
- * The built schema as an Apollo Federation v2 subgraph: the directives applied as AST (what the
- * federation printer reads), and the root fields every subgraph serves, `_service { sdl }` (the
- * schema as composition sees it) and `_entities(representations:)` (other subgraphs' references
- * to our entities). Everything else is the schema as built, so a client of this gateway alone
- * sees the same API plus those two fields.
+ * The built schema (its federation directives and entities from @pothos/plugin-federation) with the
+ * root fields every subgraph serves: `_service { sdl }` (the schema as composition sees it) and
+ * `_entities(representations:)` (other subgraphs' references to our entities).
+ *
+ * The plugin's `builder.toSubGraphSchema` would add them too, but it always passes the schema
+ * through graphql-js's `lexicographicSortSchema`, which also sorts enum values: the contract's
+ * enums keep their lifecycle order (NEW, ACCEPTED, …), and the API keeps its field order. Its
+ * `_entities` also resolves each reference as it reads it; ours checks them all before any call.
  */
 export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema; sdl: string } {
-  attachDirectiveAst(schema);
-  const query = schema.getQueryType()!;
+  const query = schema.getQueryType();
+  if (!query) throw new Error('a subgraph needs a Query type');
   // Federation's own types, described like every type of ours.
   const entities = new GraphQLUnionType({
     ...EntityType.toConfig(),
     description: 'Every type other subgraphs can reference by its key.',
-    types: Object.values(schema.getTypeMap()).filter(isEntity),
+    types: Object.values(schema.getTypeMap()).filter((type) => isObjectType(type) && hasResolvableKey(type)) as GraphQLObjectType[],
   });
   const any = new GraphQLScalarType({ ...AnyType.toConfig(), description: 'A reference: `__typename` and the fields of one of its type’s keys.' });
   const service = new GraphQLObjectType({ ...ServiceType.toConfig(), description: 'This subgraph, as composition sees it.' });

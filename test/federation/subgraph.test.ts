@@ -52,8 +52,20 @@ describe('_service', () => {
     for (const type of ['Event', 'Hotel', 'Reservation', 'EventQuestion', 'CustomField']) {
       expect(typeSdl(type)).toContain('raw: JSON! @inaccessible @tag(name: "internal")');
     }
-    expect(typeSdl('Query')).toMatch(/\): Node @shareable @inaccessible/);
-    expect(typeSdl('Query')).toMatch(/\): \[Node\]! @shareable @inaccessible/);
+    // Both directives on the field's line, in whichever order the printer puts them.
+    expect(typeSdl('Query')).toMatch(/\): Node (?=.*@shareable)(?=.*@inaccessible)/);
+    expect(typeSdl('Query')).toMatch(/\): \[Node\]! (?=.*@shareable)(?=.*@inaccessible)/);
+  });
+});
+
+describe('the @link', () => {
+  // The import list is written by hand (federation.ts): the plugin's toSubGraphSchema, which would
+  // derive it, sorts the schema. A missing import already fails at start-up (printSubgraphSchema
+  // throws); this catches the quiet drift, imports no type applies any more.
+  it('imports exactly the federation directives the schema applies', () => {
+    const imported = sdl.match(/import: \[([^\]]*)\]/)?.[1]?.match(/@\w+/g) ?? [];
+    const applied = new Set(sdl.replace(/extend schema[^\n]*\n[^\n]*\n/, '').match(/@(key|shareable|inaccessible|tag|external|requires|provides|override|interfaceObject|authenticated|requiresScopes|policy|cost|listSize|composeDirective)\b/g));
+    expect([...imported].sort()).toEqual([...applied].sort());
   });
 });
 
