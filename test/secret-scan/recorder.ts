@@ -10,10 +10,11 @@ import type { OutputKind, SecretKind } from './scan.ts';
 function recordingPath(): string | undefined {
   const dir = inject('secretScanDir');
   const testPath = expect.getState().testPath;
-  if (!dir || !testPath) return undefined;
-  const name = testPath.slice(testPath.lastIndexOf('/test/') + 1).replace(/[^A-Za-z0-9.-]/g, '_');
-  return join(dir, `${name}.jsonl`);
+  return dir && testPath ? join(dir, recordingName(testPath)) : undefined;
 }
+
+/** The recording of a test file, named by its path in the repository: test/e2e/fuzz.test.ts → test_e2e_fuzz.test.ts.jsonl. */
+export const recordingName = (testPath: string): string => `${testPath.slice(testPath.lastIndexOf('/test/') + 1).replace(/[^A-Za-z0-9.-]/g, '_')}.jsonl`;
 
 function append(record: object): void {
   const path = recordingPath();
