@@ -11,6 +11,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The run-wide secret scan: every worker records what the gateway writes, the teardown scans it.
+    globalSetup: ['test/secret-scan/global-setup.ts'],
+    setupFiles: ['test/secret-scan/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Suites start their own emulators on port 0; two workers match the 2-core machines.

@@ -1,10 +1,11 @@
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 /**
  * Yoga's answers to requests it cannot read, made readable: a `variables` or `extensions`
  * parameter that is not JSON (in a GET query string or a form body) is a 400 naming the parameter
- * instead of a masked INTERNAL_SERVER_ERROR, and its 415 and 406 answers, which have an empty
- * body, say in a GraphQL error what to send instead.
+ * instead of a masked INTERNAL_SERVER_ERROR, its 415 and 406 answers, which have an empty
+ * body, say in a GraphQL error what to send instead, and graphql-js's request errors get a code.
  */
 export function useReadableHttpErrors(): Plugin {
   return {
@@ -23,6 +24,10 @@ export function useReadableHttpErrors(): Plugin {
         return requestParser(incoming);
       });
     },
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result)) setResult(result.map(withCodes));
+      else if (!(Symbol.asyncIterator in result)) setResult(withCodes(result));
+    },
     onResponse({ response, setResponse, fetchAPI }) {
       if (response.body !== null) return;
       if (response.status === 415) {
@@ -37,6 +42,21 @@ export function useReadableHttpErrors(): Plugin {
     },
   };
 }
+
+/**
+ * graphql-js reports a variable of the wrong type, or a required one missing, with no
+ * `extensions.code`, unlike every other error a client reads. Such an error of the request itself
+ * (no path: not raised while resolving a field, where errors are masked or coded) is BAD_USER_INPUT.
+ */
+function withCodes<T extends ExecutionResult>(result: T): T {
+  if (!result.errors?.some((error) => needsCode(error))) return result;
+  const errors = result.errors.map((error) =>
+    needsCode(error) ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } }) : error,
+  );
+  return { ...result, errors };
+}
+
+const needsCode = (error: GraphQLError): boolean => error.path === undefined && typeof error.extensions?.code !== 'string';
 
 function checkJson(name: string, text: string): void {
   try {

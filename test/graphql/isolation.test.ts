@@ -1,286 +1,36 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { startGateway, type GraphQLAnswer, type TestGateway } from '../helpers/gateway.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { describeIsolation, handedTo, type Exec, type Side } from '../helpers/isolation.ts';
 
 /*
- * Two gateways over one emulator, one per licensee (1001 with events 5001-5003, 2002 with 6001 and
- * 6002). Everything one hands out (global ids, cursors, event and reservation numbers, group codes,
- * custom fields) is presented to the other on every path; the answer is null or an error, never the
- * other's data, and the emulator's log shows each gateway calling with its own licensee's token.
- * Each gateway sends its own User-Agent, so the log tells whose calls are whose.
+ * Two gateways over one emulator, one per licensee (single-licensee settings, no client
+ * authentication). Each gateway sends its own User-Agent, so the log tells whose calls are whose.
+ * The paths tried are in ../helpers/isolation.ts; isolation-one-gateway.test.ts tries them through
+ * one gateway serving both.
  */
-
-interface Side {
-  licensee: string;
-  eventId: number;
-  t: TestGateway;
-  /** What a client of this licensee was handed, filled in beforeAll. */
-  handed: Handed;
-}
-
-interface Handed {
-  eventName: string;
-  ids: { event: string; hotel: string; reservation: string };
-  hotelId: number;
-  groupCode: string;
-  reservationNumbers: number[];
-  /** Confirmation numbers and emails of the reservations handed out: none may reach the other side. */
-  private: string[];
-  reservationsCursor: string;
-  answersCursor: string;
-  customFieldId: number;
-  attendee: { attendeeId: string; registrationEventId: string; reservationsCursor: string };
-}
-
 let emulator: Emulator;
+const gateways: TestGateway[] = [];
 const sides: Side[] = [];
 
-const HANDOUTS = `query Handouts($eventId: Int!) {
-  event(eventId: $eventId) {
-    id
-    name
-    hotels { id hotelId }
-    groupCodes { code }
-    reservations(first: 200) {
-      edges {
-        cursor
-        node {
-          id
-          reservationNumber
-          confirmationNumber
-          contact { email }
-          attendee { attendeeId }
-        }
-      }
-    }
-    attendeeAnswers(first: 1) { pageInfo { endCursor } }
-  }
-  customFields { customFieldId }
-}`;
-
-/** A reservation's attendee, and the cursor of its reservations in the event (a list keyed by event and attendee). */
-const ATTENDEE = `query Attendee($eventId: Int!, $reservationNumber: Int!) {
-  event(eventId: $eventId) {
-    reservation(reservationNumber: $reservationNumber) {
-      attendee { attendeeId registrationEventId reservations(eventId: $eventId, first: 1) { pageInfo { endCursor } } }
-    }
-  }
-}`;
-
-interface AttendeeData {
-  event: { reservation: { attendee: { attendeeId: string; registrationEventId: string; reservations: { pageInfo: { endCursor: string } } } } };
-}
-
-interface HandoutsData {
-  event: {
-    id: string;
-    name: string;
-    hotels: { id: string; hotelId: number }[];
-    groupCodes: { code: string }[];
-    reservations: {
-      edges: {
-        cursor: string;
-        node: {
-          id: string;
-          reservationNumber: number;
-          confirmationNumber: string | null;
-          contact: { email: string | null } | null;
-          attendee: { attendeeId: string } | null;
-        };
-      }[];
-    };
-    attendeeAnswers: { pageInfo: { endCursor: string | null } };
-  };
-  customFields: { customFieldId: number }[];
-}
-
-async function handedTo(t: TestGateway, eventId: number): Promise<Handed> {
-  const res = await t.exec<HandoutsData, { eventId: number }>(HANDOUTS, { eventId });
-  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-  const event = res.data!.event;
-  const edges = event.reservations.edges;
-  const linked = edges.find((e) => e.node.attendee)!.node.reservationNumber;
-  const attendee = (await t.exec<AttendeeData, { eventId: number; reservationNumber: number }>(ATTENDEE, { eventId, reservationNumber: linked })).data!.event.reservation.attendee;
-  return {
-    eventName: event.name,
-    ids: { event: event.id, hotel: event.hotels[0]!.id, reservation: edges[0]!.node.id },
-    hotelId: event.hotels[0]!.hotelId,
-    groupCode: event.groupCodes[0]!.code,
-    reservationNumbers: edges.slice(0, 3).map((e) => e.node.reservationNumber),
-    private: edges.slice(0, 3).flatMap((e) => [e.node.confirmationNumber, e.node.contact?.email]).filter((v): v is string => !!v),
-    reservationsCursor: edges[1]!.cursor,
-    answersCursor: event.attendeeAnswers.pageInfo.endCursor!,
-    customFieldId: res.data!.customFields[0]!.customFieldId,
-    attendee: { attendeeId: attendee.attendeeId, registrationEventId: attendee.registrationEventId, reservationsCursor: attendee.reservations.pageInfo.endCursor },
-  };
+async function sideOf(licensee: string, eventId: number, env: Record<string, string>): Promise<Side> {
+  const userAgent = `gateway-of-${licensee}`;
+  const t = await startGateway(undefined, { ...env, UPSTREAM_USER_AGENT: userAgent }, { shared: emulator });
+  gateways.push(t);
+  const exec: Exec = (document, variables) => t.exec(document, variables);
+  return { licensee, eventId, read: exec, write: exec, userAgent, handed: await handedTo(exec, eventId) };
 }
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
-  const of1001 = await startGateway(undefined, { UPSTREAM_USER_AGENT: 'gateway-of-1001' }, { shared: emulator });
-  const of2002 = await startGateway(
-    undefined,
-    {
-      UPSTREAM_BASE_URL: emulator.url,
-      UPSTREAM_SYSTEM_IDENTIFIER: '2002',
-      UPSTREAM_KEY: 'demo-key-2002',
-      UPSTREAM_TIMEZONE: 'America/New_York',
-      UPSTREAM_USER_AGENT: 'gateway-of-2002',
-    },
-    { shared: emulator },
+  sides.push(await sideOf('1001', 5001, {}));
+  sides.push(
+    await sideOf('2002', 6001, { UPSTREAM_BASE_URL: emulator.url, UPSTREAM_SYSTEM_IDENTIFIER: '2002', UPSTREAM_KEY: 'demo-key-2002', UPSTREAM_TIMEZONE: 'America/New_York' }),
   );
-  sides.push({ licensee: '1001', eventId: 5001, t: of1001, handed: await handedTo(of1001, 5001) });
-  sides.push({ licensee: '2002', eventId: 6001, t: of2002, handed: await handedTo(of2002, 6001) });
 });
 afterAll(async () => {
-  for (const side of sides) await side.t.close();
+  for (const t of gateways) await t.close();
   await emulator.close();
 });
-beforeEach(() => {
-  emulator.state.log = [];
-});
 
-/** The upstream calls since the test began, authenticate left out, with the licensee of the token each carried. */
-function calls() {
-  return emulator.state.log.filter((entry) => entry.endpoint !== 'authenticate');
-}
-
-/** Every call a gateway made since the test began carried its own licensee's token. */
-function expectOwnTokensOnly(): void {
-  for (const entry of emulator.state.log) {
-    const side = sides.find((s) => entry.userAgent === `gateway-of-${s.licensee}`);
-    expect(side, `a call from ${entry.userAgent}`).toBeDefined();
-    expect(entry.licensee, `${entry.endpoint} from ${entry.userAgent}`).toBe(side!.licensee);
-  }
-}
-
-/** Nothing the owner was handed (names, confirmation numbers, emails) is in an answer to the intruder. */
-function expectNothingOf(owner: Side, answer: GraphQLAnswer<unknown>): void {
-  const text = JSON.stringify(answer);
-  for (const secret of [owner.handed.eventName, ...owner.handed.private]) expect(text).not.toContain(secret);
-}
-
-/** What a write would change in the emulator's store. */
-function written(): string {
-  const { questions, customFields, customFieldValues, actualized } = emulator.state.store;
-  return JSON.stringify([...questions, ...customFields, ...customFieldValues, ...actualized]);
-}
-
-describe.each([
-  ['1001', '2002'],
-  ['2002', '1001'],
-])('a client of %s with what a client of %s was handed', (intruderId, ownerId) => {
-  const intruder = () => sides.find((s) => s.licensee === intruderId)!;
-  const owner = () => sides.find((s) => s.licensee === ownerId)!;
-
-  // Fault: global ids did not carry the licensee: the other's ids were looked up with this one's token.
-  it('node and nodes with the other’s global ids are null, and cost no upstream call', async () => {
-    const { event, hotel, reservation } = owner().handed.ids;
-    for (const id of [event, hotel, reservation]) {
-      const res = await intruder().t.exec('query ($id: ID!) { node(id: $id) { id __typename } }', { id });
-      expect(res.errors).toBeUndefined();
-      expect(res.data).toEqual({ node: null });
-    }
-    const res = await intruder().t.exec('query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [event, hotel, reservation] });
-    expect(res.errors).toBeUndefined();
-    expect(res.data).toEqual({ nodes: [null, null, null] });
-    expect(calls()).toEqual([]);
-  });
-
-  it('its own ids still resolve (the check refuses only the other’s)', async () => {
-    const { event, reservation } = intruder().handed.ids;
-    const res = await intruder().t.exec<{ nodes: ({ id: string } | null)[] }, { ids: string[] }>('query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [event, reservation] });
-    expect(res.data?.nodes).toEqual([{ id: event }, { id: reservation }]);
-  });
-
-  it('event and events with the other’s event ids are null, asked with its own token only', async () => {
-    const theirs = owner().eventId;
-    const res = await intruder().t.exec('query ($e: Int!, $es: [Int!]!) { event(eventId: $e) { name } events(eventIds: $es) { name } }', { e: theirs, es: [theirs, intruder().eventId] });
-    expect(res.errors).toBeUndefined();
-    expect(res.data).toEqual({ event: null, events: [null, { name: intruder().handed.eventName }] });
-    expectNothingOf(owner(), res);
-    expectOwnTokensOnly();
-  });
-
-  // Fault: cursors did not carry the licensee; the other's cursor was refused only by chance of a
-  // different filter hash, with a message about filters.
-  it('the other’s cursors, as after or before on its own event, are BAD_USER_INPUT naming the argument, and read no page', async () => {
-    const { reservationsCursor, answersCursor } = owner().handed;
-    const cases: [string, string, string][] = [
-      ['reservations(first: 2, after: $cursor) { edges { cursor } }', reservationsCursor, 'after'],
-      ['reservations(last: 2, before: $cursor) { edges { cursor } }', reservationsCursor, 'before'],
-      ['attendeeAnswers(first: 2, after: $cursor) { edges { cursor } }', answersCursor, 'after'],
-    ];
-    for (const [connection, cursor, arg] of cases) {
-      const res = await intruder().t.exec(`query ($eventId: Int!, $cursor: String!) { event(eventId: $eventId) { ${connection} } }`, { eventId: intruder().eventId, cursor });
-      expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-      expect(res.errors?.[0]?.message).toBe(`${arg}: the cursor was not made for this licensee`);
-    }
-    // At most the event itself was read, for the connection's parent: no page of any list.
-    expect(calls().filter((c) => c.endpoint !== 'getevent')).toEqual([]);
-    expectOwnTokensOnly();
-  });
-
-  // Fault: an attendee's reservations were keyed by event and attendee alone, so the other's cursor
-  // was taken for the same attendee and event, and the other's event was asked for.
-  it('the other’s cursor for an attendee’s reservations in the other’s event is refused before any read', async () => {
-    const { attendee } = owner().handed;
-    const res = await intruder().t.exec(
-      `mutation ($input: UpsertAttendeeInput!, $eventId: Int!, $cursor: String!) {
-        upsertAttendee(input: $input) { attendee { reservations(eventId: $eventId, first: 1, after: $cursor) { edges { node { reservationNumber } } } } }
-      }`,
-      { input: { attendeeId: attendee.attendeeId, registrationEventId: attendee.registrationEventId }, eventId: owner().eventId, cursor: attendee.reservationsCursor },
-    );
-    expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(res.errors?.[0]?.message).toBe('after: the cursor was not made for this licensee');
-    expect(calls().map((c) => c.endpoint)).toEqual(['postattendee']);
-    expectOwnTokensOnly();
-  });
-
-  it('links for the other’s event, group code and reservation are null, asked with its own token only', async () => {
-    const { groupCode, reservationNumbers } = owner().handed;
-    const res = await intruder().t.exec(
-      'query ($e: Int!, $code: String!, $r: Int!) { groupCodeLink(eventId: $e, groupCode: $code, attendeeId: "A-1", registrationEventId: "R-1") editReservationLink(reservationNumber: $r) }',
-      { e: owner().eventId, code: groupCode, r: reservationNumbers[0] },
-    );
-    expect(res.errors).toBeUndefined();
-    expect(res.data).toEqual({ groupCodeLink: null, editReservationLink: null });
-    expectOwnTokensOnly();
-  });
-
-  it('mutations on the other’s event, hotel, reservation and custom field are refused, and write nothing', async () => {
-    const { hotelId, reservationNumbers, customFieldId } = owner().handed;
-    const theirs = owner().eventId;
-    const before = written();
-    const mutations: [string, Record<string, unknown>][] = [
-      ['saveEventQuestion(input: $input) { question { questionId } }', { eventId: theirs, questionId: 4242, question: 'Whose?', type: 'TEXT_AREA', enabled: true }],
-      ['createCustomField(input: $input) { customField { customFieldId } }', { name: 'Whose?', eventId: theirs }],
-      ['setCustomFieldValue(input: $input) { value }', { customFieldId, value: 'theirs', reservationNumber: reservationNumbers[0] }],
-      ['setCustomFieldValue(input: $input) { value }', { customFieldId: intruder().handed.customFieldId, value: 'mine', reservationNumber: reservationNumbers[1] }],
-      ['recordActualizedPickup(input: $input) { stored }', { eventId: theirs, hotelId, nights: [{ date: '2030-01-01', rooms: 1 }] }],
-    ];
-    for (const [field, input] of mutations) {
-      const type = `${field.charAt(0).toUpperCase()}${field.slice(1, field.indexOf('('))}Input`;
-      const res = await intruder().t.exec(`mutation ($input: ${type}!) { ${field} }`, { input });
-      expect(res.errors, field).toBeDefined();
-      expect(res.errors![0]!.extensions?.code, field).not.toBe('INTERNAL_SERVER_ERROR');
-      expect(res.data ?? null, field).toBeNull();
-      expectNothingOf(owner(), res);
-    }
-    expect(written()).toBe(before);
-    expectOwnTokensOnly();
-  });
-});
-
-// Fault: ids of records that are not nodes (questions, group codes, custom fields) were the same for
-// both licensees: both have default questions 1 and 2, and a client caching by id across
-// licensees (an operations tool) took one licensee's question for the other's.
-it('both licensees’ default questions 1 and 2 have different ids', async () => {
-  const query = '{ defaultQuestions { id questionId } }';
-  const ask = (side: Side) => side.t.exec<{ defaultQuestions: { id: string; questionId: number }[] }, never>(query);
-  const [of1001, of2002] = await Promise.all([ask(sides[0]!), ask(sides[1]!)]);
-  const numbers = (res: typeof of1001) => res.data!.defaultQuestions.map((q) => q.questionId).sort();
-  expect(numbers(of1001)).toEqual(numbers(of2002));
-  const ids1001 = new Set(of1001.data!.defaultQuestions.map((q) => q.id));
-  expect(of2002.data!.defaultQuestions.filter((q) => ids1001.has(q.id))).toEqual([]);
-});
+describeIsolation(() => emulator, sides);
