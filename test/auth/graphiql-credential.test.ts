@@ -1,11 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
-import { browserOrSkip } from '../helpers/browser.ts';
+import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../helpers/browser.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
 /**
@@ -15,41 +9,24 @@ import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
  */
 const CHROMIUM = browserOrSkip();
 
-let emulator: Emulator;
-let gateway: Gateway;
-let server: Server;
-let browser: Browser;
-let url: string;
+let t: BrowserGateway;
 
 beforeAll(async () => {
-  if (!CHROMIUM) return;
-  emulator = await startEmulator({ port: 0 });
-  gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...licenseesEnv() }), upstreamBaseUrl: emulator.url });
-  server = createServer(gateway.yoga);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  if (CHROMIUM) t = await startBrowserGateway(CHROMIUM, licenseesEnv());
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
-  await gateway?.close();
-  await emulator?.close();
+  await t?.close();
 });
 
 describe.skipIf(!CHROMIUM)('GraphiQL with client authentication', () => {
   it('loads without a credential and sends the one typed into its headers pane', async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 4000 } });
+    const page = await t.browser.newPage({ viewport: { width: 1400, height: 4000 } });
     const sent: (string | undefined)[] = [];
     page.on('request', (req) => {
-      if (req.method() === 'POST' && req.url() === url) sent.push(req.headers()['x-api-key']);
+      if (req.method() === 'POST' && req.url() === t.url) sent.push(req.headers()['x-api-key']);
     });
-    const response = await page.goto(url, { waitUntil: 'load', timeout: 60_000 });
+    const response = await page.goto(t.url, { waitUntil: 'load', timeout: 60_000 });
     expect(response?.status()).toBe(200);
     await page.waitForSelector('.graphiql-execute-button', { timeout: 60_000 });
     const text = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');

@@ -1,5 +1,11 @@
 import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { loadConfig } from '../../src/config.ts';
+import { startEmulator } from '../../src/emulator/server.ts';
+import { createGateway } from '../../src/server.ts';
 
 /** Names Chromium goes by on PATH, in the order they are tried. */
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -41,4 +47,35 @@ export function browserOrSkip(env: Record<string, string | undefined> = process.
   if (env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${INSTALL_HINT}`);
   console.warn(`Skipping the browser tests: ${INSTALL_HINT}`);
   return undefined;
+}
+
+/** A gateway on a real port over its own emulator, and headless Chromium to open it in. */
+export interface BrowserGateway {
+  /** The gateway's /graphql address. */
+  url: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Starts an emulator, a gateway with the given settings on 127.0.0.1:0, and Chromium from `chromiumPath`. */
+export async function startBrowserGateway(chromiumPath: string, env: Record<string, string> = {}): Promise<BrowserGateway> {
+  const emulator = await startEmulator({ port: 0 });
+  const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...env }), upstreamBaseUrl: emulator.url });
+  const server = createServer(gateway.yoga);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
+    browser,
+    async close() {
+      await browser.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await gateway.close();
+      await emulator.close();
+    },
+  };
 }
