@@ -142,6 +142,54 @@ describe('JWT with JWT_JWKS_URL (RS256, ES256)', () => {
   });
 });
 
+// Review fault: a token without kid matched both RS256 keys of a rotating key set; jose's
+// JWKSMultipleMatchingKeys fell through to 503 UPSTREAM_UNAVAILABLE, even for an unsigned junk token.
+describe('JWT with a key set holding two RS256 keys (rotation) and a token without kid', () => {
+  let t: TestGateway;
+  let jwks: Server;
+  let older: CryptoKeyPair;
+  let newer: CryptoKeyPair;
+
+  beforeAll(async () => {
+    older = await generateKeyPair('RS256');
+    newer = await generateKeyPair('RS256');
+    const published = [
+      { ...(await exportJWK(older.publicKey)), kid: 'older', alg: 'RS256', use: 'sig' },
+      { ...(await exportJWK(newer.publicKey)), kid: 'newer', alg: 'RS256', use: 'sig' },
+    ];
+    jwks = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: published }));
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
+    t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+  });
+  afterAll(async () => {
+    await t.close();
+    jwks.closeAllConnections();
+    await new Promise((resolve) => jwks.close(resolve));
+  });
+  beforeEach(() => t.clearLog());
+
+  it('accepts a token signed with either key', async () => {
+    for (const pair of [older, newer]) {
+      const token = await sign({ licensee: 'acme', scope: 'read' }, pair.privateKey, { alg: 'RS256' });
+      expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(token))).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+    }
+  });
+
+  it.each([
+    ['an unsigned junk token', async () => 'eyJhbGciOiJSUzI1NiJ9.e30.AAAA'],
+    ['a token signed with a key not in the set', async () => sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, { alg: 'RS256' })],
+  ])('refuses %s with 401 UNAUTHENTICATED, not 503', async (_case, token) => {
+    const answer = await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(await token()));
+    expect(answer.status).toBe(401);
+    expect(answer.errors).toEqual([{ message: expect.stringMatching(/signature does not verify/), extensions: { code: 'UNAUTHENTICATED' } }]);
+    expect(t.emulator.state.log).toEqual([]);
+  });
+});
+
 describe('JWT with a key set out of reach', () => {
   it('answers 503 UPSTREAM_UNAVAILABLE, not 401: the client did nothing wrong', async () => {
     const closed = createServer();
