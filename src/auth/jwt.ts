@@ -79,9 +79,12 @@ async function verifiedPayload(token: string, key: Uint8Array | JWTVerifyGetKey,
   }
 }
 
-/** The client's name for logs: the OAuth client (client_id, azp), else the subject. */
+/**
+ * The client's name for logs: the OAuth client (client_id, azp), else the fixed text `jwt`. Never
+ * `sub`: it names a person (an id, often an email), and the audit line is written at info.
+ */
 function clientOf(payload: JWTPayload): string {
-  const name = [payload.client_id, payload.azp, payload.sub].find((value) => typeof value === 'string' && value.length > 0);
+  const name = [payload.client_id, payload.azp].find((value) => typeof value === 'string' && value.length > 0);
   return typeof name === 'string' ? name.slice(0, 64) : 'jwt';
 }
 

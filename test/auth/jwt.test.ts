@@ -2,6 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createGateway, type Gateway } from '../../src/server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
@@ -20,6 +24,8 @@ interface Claims {
   aud?: string;
   exp?: number;
   client_id?: string;
+  azp?: string;
+  sub?: string;
 }
 
 function sign(claims: Claims, key: Uint8Array | CryptoKey, header: { alg: string; kid?: string }): Promise<string> {
@@ -74,6 +80,44 @@ describe('JWT with JWT_SECRET (HS256)', () => {
     const writer = await t.exec(MUTATION, undefined, bearer(await hs256({ licensee: 'acme', scope: 'read write' })));
     expect(writer.errors).toBeUndefined();
     expect(t.emulator.state.log.filter((entry) => entry.endpoint === 'postattendee').map((entry) => entry.licensee)).toEqual(['1001']);
+  });
+});
+
+// Review fault: the client name fell back to `sub` (a person's id or email), written at info in the audit line.
+describe('JWT client names in the audit line', () => {
+  let emulator: Emulator;
+  let gateway: Gateway;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, rateLimit: false });
+    const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
+    const env = { LOG_LEVEL: 'trace', ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE };
+    gateway = createGateway({ ...loadConfig(env), upstreamBaseUrl: emulator.url }, logger);
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await emulator.close();
+  });
+
+  it('names the client by client_id, else azp, else "jwt", and never logs sub', async () => {
+    const person = 'ada.lovelace@example.com';
+    const tokens = [
+      await hs256({ licensee: 'acme', scope: 'read', client_id: 'acme-portal', azp: 'other', sub: person }),
+      await hs256({ licensee: 'acme', scope: 'read', azp: 'acme-mobile', sub: person }),
+      await hs256({ licensee: 'acme', scope: 'read', sub: person }),
+    ];
+    lines.length = 0;
+    for (const token of tokens) {
+      const res = await gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(token) },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const audit = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.component === 'audit');
+    expect(audit.map((line) => line.client)).toEqual(['acme-portal', 'acme-mobile', 'jwt']);
+    expect(lines.filter((line) => line.includes(person))).toEqual([]);
   });
 });
 
