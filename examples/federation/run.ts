@@ -9,6 +9,7 @@ import { subgraphSdl } from '../../src/schema/index.ts';
 import { createGateway } from '../../src/server.ts';
 import { startHiveGateway } from './hive-gateway.ts';
 import { REGISTRATION_SDL, startRegistrationSubgraph } from './registration-subgraph.ts';
+import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
 
 /**
  * `npm run example:federation`: the company graph in miniature, all on 127.0.0.1. The emulator
@@ -34,7 +35,7 @@ const registrations = await startRegistrationSubgraph(
 );
 
 const composed = composeServices([
-  { name: 'reservations', url: reservationsUrl, typeDefs: parse(subgraphSdl) },
+  { name: RESERVATIONS_SUBGRAPH, url: reservationsUrl, typeDefs: parse(subgraphSdl) },
   { name: 'registrations', url: registrations.url, typeDefs: parse(REGISTRATION_SDL) },
 ]);
 if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));
