@@ -70,9 +70,9 @@ export class OperationRecords {
 }
 
 /**
- * Gives every response an X-Request-Id, logs one audit line per operation, and with X-Show-Cost: 1
- * puts `upstreamCalls` and `estimatedCalls` into the result's extensions. Goes first among the
- * plugins, so that refusals of the later ones (401, 403, limits) are logged and carry the id too.
+ * Gives every response an X-Request-Id and logs one audit line per operation. Goes first among the
+ * plugins, so that refusals of the later ones (401, 403, limits) are logged and carry the id too;
+ * the result it logs is read by `useAuditResult`, which goes last.
  */
 export function useAuditTrail(records: OperationRecords, options: AuditOptions): Plugin {
   return {
@@ -88,14 +88,6 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
     onExecute({ args }) {
       const record = records.of((args.contextValue as { request: Request }).request);
       if (record.showCost) record.estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
-    },
-    onResultProcess({ request, result, setResult }) {
-      const record = records.of(request);
-      // A stream's results are not known here; its line carries no error codes.
-      if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
-      const results = Array.isArray(result) ? result : [result];
-      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
-      if (record.showCost && !Array.isArray(result)) setResult(withCost(result, record));
     },
     onResponse({ request, response }) {
       const record = records.of(request);
@@ -115,6 +107,25 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
         },
         'operation',
       );
+    },
+  };
+}
+
+/**
+ * Records the error codes of the result as the client receives it and, with X-Show-Cost: 1, puts
+ * `upstreamCalls` and `estimatedCalls` into its extensions. Goes last among the plugins: result
+ * hooks run in plugin order, and earlier ones still change codes (useReadableHttpErrors gives
+ * graphql-js's variable errors BAD_USER_INPUT), so a first plugin would log codes nobody received.
+ */
+export function useAuditResult(records: OperationRecords): Plugin {
+  return {
+    onResultProcess({ request, result, setResult }) {
+      const record = records.of(request);
+      // A stream's results are not known here; its line carries no error codes.
+      if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
+      const results = Array.isArray(result) ? result : [result];
+      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+      if (record.showCost && !Array.isArray(result)) setResult(withCost(result, record));
     },
   };
 }

@@ -3,7 +3,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { OperationRecords, useAuditTrail } from './audit.ts';
+import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
@@ -73,6 +73,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
+      useAuditResult(operations),
     ],
   });
   return { yoga, upstream, close: () => upstream.close() };

@@ -1,15 +1,22 @@
 import { defineConfig } from '@graphql-hive/gateway';
+import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
+
+/** The headers that carry a client's credential to this gateway (GATEWAY_AUTH api-key or jwt). */
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'];
 
 /**
- * Hive Gateway's settings for the company graph: the client's identity passes through. Whatever
- * Authorization (or X-Api-Key) header a client sends reaches every subgraph, so each one (this reservation
- * gateway's client authentication among them) decides for itself what the client may see.
+ * Hive Gateway's settings for the company graph: the client's identity reaches the reservations
+ * subgraph, whose client authentication decides what the client may see. Only it: an API key is
+ * long-lived and made for this gateway alone, and forwarded to every subgraph it would reach other
+ * teams' services. A company graph whose subgraphs all check the client is better served by
+ * JWTs with an audience per subgraph than by one key forwarded everywhere.
  */
 export const gatewayConfig = defineConfig({
   propagateHeaders: {
-    fromClientToSubgraphs: ({ request }) => {
+    fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};
-      for (const name of ['authorization', 'x-api-key']) {
+      if (subgraphName !== RESERVATIONS_SUBGRAPH) return forwarded;
+      for (const name of CREDENTIAL_HEADERS) {
         const value = request.headers.get(name);
         if (value) forwarded[name] = value;
       }

@@ -37,15 +37,21 @@ export async function startHiveGateway(supergraphSdl: string, options: { port?: 
   };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
+  // A CLI that cannot be run (not installed: ENOENT) emits 'error', which unheard would crash the process.
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}/graphql`;
   const deadline = Date.now() + 45_000;
   for (;;) {
-    const ready = await fetch(`http://127.0.0.1:${port}/readiness`).then((r) => r.ok, () => false);
+    // Bounded: something else holding the port may accept and never answer.
+    const ready = await fetch(`http://127.0.0.1:${port}/readiness`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
     if (ready) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`hive-gateway did not start:\n${output}`);
+      rmSync(file, { force: true });
+      const reason = spawnError ? `${CLI} could not be run (${spawnError.message}); is @graphql-hive/gateway installed?` : `hive-gateway did not start:\n${output}`;
+      throw new Error(reason);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

@@ -9,6 +9,7 @@ import { subgraphSdl } from '../../src/schema/index.ts';
 import { createGateway } from '../../src/server.ts';
 import { startHiveGateway } from './hive-gateway.ts';
 import { REGISTRATION_SDL, startRegistrationSubgraph } from './registration-subgraph.ts';
+import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
 
 /**
  * `npm run example:federation`: the company graph in miniature, all on 127.0.0.1. The emulator
@@ -18,29 +19,56 @@ import { REGISTRATION_SDL, startRegistrationSubgraph } from './registration-subg
  */
 const port = Number(process.env.FEDERATION_PORT ?? 4100);
 
-const emulator = await startEmulator({ port: 0 });
-const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'warn' }), upstreamBaseUrl: emulator.url });
-const server = createServer(gateway.yoga);
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const reservationsUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+/** What has been started so far, stopped in reverse order on Ctrl-C or when a later step fails. */
+const started: (() => Promise<void>)[] = [];
+async function stopAll(): Promise<void> {
+  for (const stopOne of [...started].reverse()) await stopOne();
+}
 
-// Registrations for the attendees of event 5001's first reservations.
-const linked = [...emulator.state.store.reservationsByEvent.get(5001)!]
-  .sort((a, b) => a.reservationNumber - b.reservationNumber)
-  .filter((r) => r.attendeeId && r.registrationEventId)
-  .slice(0, 5);
-const registrations = await startRegistrationSubgraph(
-  linked.map((r, i) => ({ id: `reg-${i + 1}`, attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5001 })),
-);
+// Listened for from the start: Ctrl-C while Hive Gateway starts stops what is already running.
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await stopAll();
+  console.log('stopped');
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
 
-const composed = composeServices([
-  { name: 'reservations', url: reservationsUrl, typeDefs: parse(subgraphSdl) },
-  { name: 'registrations', url: registrations.url, typeDefs: parse(REGISTRATION_SDL) },
-]);
-if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));
-const hive = await startHiveGateway(composed.supergraphSdl, { port });
+try {
+  const emulator = await startEmulator({ port: 0 });
+  started.push(() => emulator.close());
+  const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'warn' }), upstreamBaseUrl: emulator.url });
+  started.push(() => gateway.close());
+  const server = createServer(gateway.yoga);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  started.push(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const reservationsUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
 
-console.log(`reservations subgraph  ${reservationsUrl}
+  // Registrations for the attendees of event 5001's first reservations.
+  const linked = [...emulator.state.store.reservationsByEvent.get(5001)!]
+    .sort((a, b) => a.reservationNumber - b.reservationNumber)
+    .filter((r) => r.attendeeId && r.registrationEventId)
+    .slice(0, 5);
+  const registrations = await startRegistrationSubgraph(
+    linked.map((r, i) => ({ id: `reg-${i + 1}`, attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5001 })),
+  );
+  started.push(() => registrations.close());
+
+  const composed = composeServices([
+    { name: RESERVATIONS_SUBGRAPH, url: reservationsUrl, typeDefs: parse(subgraphSdl) },
+    { name: 'registrations', url: registrations.url, typeDefs: parse(REGISTRATION_SDL) },
+  ]);
+  if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));
+  const hive = await startHiveGateway(composed.supergraphSdl, { port });
+  started.push(() => hive.close());
+
+  console.log(`reservations subgraph  ${reservationsUrl}
 registrations subgraph ${registrations.url}
 Hive Gateway           ${hive.url}  (open it in a browser)
 
@@ -48,19 +76,10 @@ Try:
   curl -s ${hive.url} -H 'content-type: application/json' -d '{"query":"{ registrations { id event { name hotels { name } reservations(first: 3) { edges { node { reservationNumber attendee { registrations { id } } } } } } } }"}'
 
 Ctrl-C stops everything.`);
-
-let stopping = false;
-async function stop(): Promise<void> {
-  if (stopping) return;
+} catch (error) {
+  // A failed step (composition, Hive's start) must not leave the servers before it running.
   stopping = true;
-  await hive.close();
-  await registrations.close();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await gateway.close();
-  await emulator.close();
-  console.log('stopped');
-  process.exit(0);
+  await stopAll();
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
 }
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { AuthSettings } from '../config.ts';
 import type { TenantLicensee } from '../licensees.ts';
 import { presentedCredential } from './credential.ts';
@@ -34,13 +34,13 @@ export function jwtAuthenticator(settings: JwtSettings, licensees: readonly Tena
     if (presented.kind === 'api-key-header') return { refused: `X-Api-Key is not accepted here (this gateway checks JWTs): ${SEND}.` };
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(presented.value, key, {
+      payload = await verifiedPayload(presented.value, key, {
         issuer: settings.issuer,
         audience: settings.audience,
         algorithms,
         requiredClaims: ['exp'],
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
-      }));
+      });
     } catch (error) {
       return refusalOf(error);
     }
@@ -58,9 +58,33 @@ function verificationKey(verify: JwtSettings['verify'], timing: KeySetTiming): {
   return { key: keySet, algorithms: ['RS256', 'ES256'] };
 }
 
-/** The client's name for logs: the OAuth client (client_id, azp), else the subject. */
+/**
+ * jwtVerify, trying each candidate key when a token without `kid` matches several keys of its
+ * algorithm (normal while keys rotate), as jose documents for JWKSMultipleMatchingKeys. No key
+ * verifying it is a bad signature, the client's problem, not an unavailable key set.
+ */
+async function verifiedPayload(token: string, key: Uint8Array | JWTVerifyGetKey, options: JWTVerifyOptions): Promise<JWTPayload> {
+  try {
+    return (await jwtVerify(token, key, options)).payload;
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    for await (const candidate of error) {
+      try {
+        return (await jwtVerify(token, candidate, options)).payload;
+      } catch (candidateError) {
+        if (!(candidateError instanceof errors.JWSSignatureVerificationFailed)) throw candidateError;
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
+
+/**
+ * The client's name for logs: the OAuth client (client_id, azp), else the fixed text `jwt`. Never
+ * `sub`: it names a person (an id, often an email), and the audit line is written at info.
+ */
 function clientOf(payload: JWTPayload): string {
-  const name = [payload.client_id, payload.azp, payload.sub].find((value) => typeof value === 'string' && value.length > 0);
+  const name = [payload.client_id, payload.azp].find((value) => typeof value === 'string' && value.length > 0);
   return typeof name === 'string' ? name.slice(0, 64) : 'jwt';
 }
 
@@ -72,14 +96,23 @@ function scopesOf(scope: unknown): ReadonlySet<Scope> {
 
 /** jose's failures as what the client should hear; its messages name claims, never values. */
 function refusalOf(error: unknown): Verdict {
+  if (keySetUnreachable(error)) return { unavailable: 'The keys that check tokens (JWT_JWKS_URL) cannot be fetched now; try again shortly.' };
   if (error instanceof errors.JWTExpired) return { refused: `The token has expired: ${SEND} with a fresh token.` };
   if (error instanceof errors.JWTClaimValidationFailed) return { refused: `The token was refused (${error.message}): ${SEND} issued for this gateway.` };
   if (error instanceof errors.JOSEAlgNotAllowed) return { refused: `The token's signing algorithm is not accepted: ${SEND}.` };
   if (error instanceof errors.JWSSignatureVerificationFailed) return { refused: `The token's signature does not verify: ${SEND}.` };
   if (error instanceof errors.JWKSNoMatchingKey) return { refused: `No key of the gateway's key set matches the token: ${SEND}.` };
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSENotSupported) {
-    return { refused: `The credential is not a valid JWT: ${SEND}.` };
-  }
-  // The key set could not be fetched or read (timeout, refused connection, not 200, not JSON).
-  return { unavailable: 'The keys that check tokens (JWT_JWKS_URL) cannot be fetched now; try again shortly.' };
+  // Anything else about the token (not a JWT, an unsupported header) is the client's to fix.
+  return { refused: `The credential is not a valid JWT: ${SEND}.` };
+}
+
+/**
+ * Only a key set that could not be fetched or read is the gateway's problem (503): a timeout, a
+ * malformed set, jose's bare JOSEError for a non-200 or non-JSON answer, or fetch's own TypeError
+ * for a refused connection.
+ */
+function keySetUnreachable(error: unknown): boolean {
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return true;
+  if (error instanceof errors.JOSEError) return error.constructor === errors.JOSEError;
+  return error instanceof TypeError && error.message === 'fetch failed';
 }

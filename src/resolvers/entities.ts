@@ -59,7 +59,8 @@ export function checkRepresentations(representations: readonly unknown[]): void 
   representations.forEach((ref, i) => {
     const where = `representations[${i}]`;
     const type = ref !== null && typeof ref === 'object' ? (ref as Reference).__typename : undefined;
-    const fields = typeof type === 'string' ? KEYS[type] : undefined;
+    // Own keys only: a __typename such as "constructor" or "__proto__" must not reach Object.prototype.
+    const fields = typeof type === 'string' && Object.hasOwn(KEYS, type) ? KEYS[type] : undefined;
     if (!fields) throw new BadInputError(`${where}: __typename ${JSON.stringify(type) ?? 'is missing'}: not an entity of this subgraph`, 'representations');
     for (const [field, kind] of fields) (kind === 'number' ? keyNumber : keyText)(ref as Reference, type as string, field, where);
   });

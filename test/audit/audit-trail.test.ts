@@ -99,6 +99,15 @@ describe('the audit line', () => {
     ]);
   });
 
+  // Review fault: the audit read the result before useReadableHttpErrors coded graphql-js's variable
+  // errors, so it logged INTERNAL_SERVER_ERROR while the client received BAD_USER_INPUT.
+  it('logs the error codes the client received, for a variable of the wrong type too', async () => {
+    const answer = await post({ query: 'query Q($e: Int!) { event(eventId: $e) { name } }', variables: { e: 'x' } }, acmeOps);
+    const received = answer.body.errors?.map((error) => error.extensions?.code);
+    expect(received).toEqual(['BAD_USER_INPUT']);
+    expect(audit()).toEqual([expect.objectContaining({ operation: 'Q', errors: received })]);
+  });
+
   it('is written for a refused credential too, and the 401 carries the request id', async () => {
     const answer = await post({ query: '{ event(eventId: 5001) { eventId } }' }, { authorization: 'Bearer not-a-key' });
     expect(answer.status).toBe(401);

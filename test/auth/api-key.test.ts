@@ -52,6 +52,19 @@ describe('API keys', () => {
     expect(t.emulator.state.log).toEqual([]);
   });
 
+  // Review fault: the 401 quoted the first 20 characters of an unknown scheme, so a key sent without
+  // "Bearer" came back in the answer (and in anything that logs answers).
+  it('refuses a bare key in Authorization without echoing any part of it', async () => {
+    const key = CLIENT_KEYS['acme-web'];
+    const answer = await t.exec(EVENTS, undefined, { authorization: key });
+    expect(answer.status).toBe(401);
+    const body = JSON.stringify(answer);
+    const pieces = Array.from({ length: key.length - 11 }, (_, i) => key.slice(i, i + 12));
+    expect(pieces.filter((piece) => body.includes(piece))).toEqual([]);
+    expect(answer.errors?.[0]).toMatchObject({ message: expect.stringContaining('an unknown Authorization scheme'), extensions: { code: 'UNAUTHENTICATED' } });
+    expect(t.emulator.state.log).toEqual([]);
+  });
+
   it('answers 401 with WWW-Authenticate: Bearer and a GraphQL JSON body', async () => {
     const res = await t.gateway.yoga.fetch('http://yoga/graphql', {
       method: 'POST',

@@ -2,6 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createGateway, type Gateway } from '../../src/server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
@@ -20,6 +24,8 @@ interface Claims {
   aud?: string;
   exp?: number;
   client_id?: string;
+  azp?: string;
+  sub?: string;
 }
 
 function sign(claims: Claims, key: Uint8Array | CryptoKey, header: { alg: string; kid?: string }): Promise<string> {
@@ -74,6 +80,44 @@ describe('JWT with JWT_SECRET (HS256)', () => {
     const writer = await t.exec(MUTATION, undefined, bearer(await hs256({ licensee: 'acme', scope: 'read write' })));
     expect(writer.errors).toBeUndefined();
     expect(t.emulator.state.log.filter((entry) => entry.endpoint === 'postattendee').map((entry) => entry.licensee)).toEqual(['1001']);
+  });
+});
+
+// Review fault: the client name fell back to `sub` (a person's id or email), written at info in the audit line.
+describe('JWT client names in the audit line', () => {
+  let emulator: Emulator;
+  let gateway: Gateway;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, rateLimit: false });
+    const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
+    const env = { LOG_LEVEL: 'trace', ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE };
+    gateway = createGateway({ ...loadConfig(env), upstreamBaseUrl: emulator.url }, logger);
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await emulator.close();
+  });
+
+  it('names the client by client_id, else azp, else "jwt", and never logs sub', async () => {
+    const person = 'ada.lovelace@example.com';
+    const tokens = [
+      await hs256({ licensee: 'acme', scope: 'read', client_id: 'acme-portal', azp: 'other', sub: person }),
+      await hs256({ licensee: 'acme', scope: 'read', azp: 'acme-mobile', sub: person }),
+      await hs256({ licensee: 'acme', scope: 'read', sub: person }),
+    ];
+    lines.length = 0;
+    for (const token of tokens) {
+      const res = await gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(token) },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const audit = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.component === 'audit');
+    expect(audit.map((line) => line.client)).toEqual(['acme-portal', 'acme-mobile', 'jwt']);
+    expect(lines.filter((line) => line.includes(person))).toEqual([]);
   });
 });
 
@@ -138,6 +182,54 @@ describe('JWT with JWT_JWKS_URL (RS256, ES256)', () => {
       expect(answer.status).toBe(401);
       expect(answer.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' });
     }
+    expect(t.emulator.state.log).toEqual([]);
+  });
+});
+
+// Review fault: a token without kid matched both RS256 keys of a rotating key set; jose's
+// JWKSMultipleMatchingKeys fell through to 503 UPSTREAM_UNAVAILABLE, even for an unsigned junk token.
+describe('JWT with a key set holding two RS256 keys (rotation) and a token without kid', () => {
+  let t: TestGateway;
+  let jwks: Server;
+  let older: CryptoKeyPair;
+  let newer: CryptoKeyPair;
+
+  beforeAll(async () => {
+    older = await generateKeyPair('RS256');
+    newer = await generateKeyPair('RS256');
+    const published = [
+      { ...(await exportJWK(older.publicKey)), kid: 'older', alg: 'RS256', use: 'sig' },
+      { ...(await exportJWK(newer.publicKey)), kid: 'newer', alg: 'RS256', use: 'sig' },
+    ];
+    jwks = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: published }));
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
+    t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+  });
+  afterAll(async () => {
+    await t.close();
+    jwks.closeAllConnections();
+    await new Promise((resolve) => jwks.close(resolve));
+  });
+  beforeEach(() => t.clearLog());
+
+  it('accepts a token signed with either key', async () => {
+    for (const pair of [older, newer]) {
+      const token = await sign({ licensee: 'acme', scope: 'read' }, pair.privateKey, { alg: 'RS256' });
+      expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(token))).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+    }
+  });
+
+  it.each([
+    ['an unsigned junk token', async () => 'eyJhbGciOiJSUzI1NiJ9.e30.AAAA'],
+    ['a token signed with a key not in the set', async () => sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, { alg: 'RS256' })],
+  ])('refuses %s with 401 UNAUTHENTICATED, not 503', async (_case, token) => {
+    const answer = await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(await token()));
+    expect(answer.status).toBe(401);
+    expect(answer.errors).toEqual([{ message: expect.stringMatching(/signature does not verify/), extensions: { code: 'UNAUTHENTICATED' } }]);
     expect(t.emulator.state.log).toEqual([]);
   });
 });

@@ -54,7 +54,11 @@ async function send(request: FuzzRequest): Promise<Answer> {
   return { status: res.status, body, text };
 }
 
-/** `{ data }` and/or `{ errors: [{ message, extensions: { code } }, …] }`: what a GraphQL client can read. */
+/**
+ * `{ data }` and/or `{ errors: [{ message, extensions: { code } }, …] }`: what a GraphQL client can
+ * read. INTERNAL_SERVER_ERROR is a crash behind a 200 (review fault: a resolver's TypeError passed
+ * here as "no 5xx"), so it is not well-formed.
+ */
 function isWellFormed(body: unknown): boolean {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
   const { data, errors } = body as { data?: unknown; errors?: unknown };
@@ -62,7 +66,10 @@ function isWellFormed(body: unknown): boolean {
   return (
     Array.isArray(errors) &&
     errors.length > 0 &&
-    errors.every((e: { message?: unknown; extensions?: { code?: unknown } }) => typeof e?.message === 'string' && e.message !== '' && typeof e.extensions?.code === 'string')
+    errors.every(
+      (e: { message?: unknown; extensions?: { code?: unknown } }) =>
+        typeof e?.message === 'string' && e.message !== '' && typeof e.extensions?.code === 'string' && e.extensions.code !== 'INTERNAL_SERVER_ERROR',
+    )
   );
 }
 

@@ -4,8 +4,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { getOperationAST, parse, validate } from 'graphql';
+import { RESERVATIONS_SUBGRAPH } from '../../examples/federation/subgraph-names.ts';
 
-/** What the data sources see of the client's request: its Authorization header, forwarded to every subgraph. */
+/** What the data sources see of the client's request: its Authorization header, forwarded to our subgraph only. */
 interface ClientContext {
   authorization?: string;
 }
@@ -26,11 +27,12 @@ export async function startApolloGateway(supergraphSdl: string): Promise<{ url: 
   const gateway = new ApolloGateway({
     supergraphSdl,
     logger: quiet,
-    buildService: ({ url }) =>
+    buildService: ({ name, url }) =>
       new RemoteGraphQLDataSource<ClientContext>({
         url,
         willSendRequest({ request, context }) {
-          if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+          // The client's credential is for this gateway: other teams' subgraphs are not sent it.
+          if (name === RESERVATIONS_SUBGRAPH && context.authorization) request.http?.headers.set('authorization', context.authorization);
         },
       }),
   });

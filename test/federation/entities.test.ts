@@ -108,6 +108,11 @@ describe('_entities', () => {
     [{ __typename: 'Event', eventId: 'five' }, 'eventId'],
     [{ __typename: 'Attendee', attendeeId: 'A-1' }, 'registrationEventId'],
     [{ __typename: 'Registration', id: '1' }, 'Registration'],
+    // Review fault: these names were read from Object.prototype and answered INTERNAL_SERVER_ERROR.
+    [{ __typename: 'constructor', id: '1' }, 'constructor'],
+    [{ __typename: 'toString' }, 'toString'],
+    [{ __typename: '__proto__' }, '__proto__'],
+    [{ __typename: 'hasOwnProperty', eventId: 1 }, 'hasOwnProperty'],
   ])('refuses a reference without its key (%j), naming the field, before any upstream call', async (ref, field) => {
     const res = await entities([{ __typename: 'Event', eventId: 5001 }, ref]);
     expect(res.status).toBe(200);

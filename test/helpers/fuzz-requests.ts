@@ -115,6 +115,44 @@ const badBody = fc.oneof(
   fc.integer({ min: 50, max: 5000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
   fc.integer({ min: 50, max: 5000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
 );
+/**
+ * Over 1,000 tokens (QUERY_MAX_TOKENS) or unparsable: a piece of only GraphQL's ignored characters
+ * (spaces, commas) or with a comment sign is a valid `{ __typename }` however long it gets.
+ */
+const hugeTokens = huge(100_000, 200_000).filter((s) => /[^\s,\ufeff]/.test(s) && !s.includes('#'));
+
+/** Names that are no entity of the subgraph, Object.prototype's members among them (once a crash). */
+const ENTITY_TYPES = ['Event', 'Hotel', 'Reservation', 'Attendee', 'EventQuestion', 'CustomField'];
+const notAnEntityType = fc.oneof(
+  fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'Registration', 'event', 'Query', '_Entity', ''),
+  fc.string({ maxLength: 30 }).filter((name) => !ENTITY_TYPES.includes(name)),
+);
+/** Entities keyed by service numbers, and their key fields. */
+const NUMBER_KEYED: [string, string[]][] = [
+  ['Event', ['eventId']],
+  ['Hotel', ['eventId', 'hotelId']],
+  ['Reservation', ['eventId', 'reservationNumber']],
+  ['EventQuestion', ['eventId', 'questionId']],
+  ['CustomField', ['customFieldId']],
+];
+/** A key value that is no integer (undefined: the field is left out of the JSON). */
+const notAKeyNumber = fc.oneof(fc.constantFrom(undefined, null, true, 1.5, '', 'five', '1e3', [], {}), fc.string({ maxLength: 20 }).filter((s) => !/^-?\d+$/.test(s)));
+const notAKeyText = fc.constantFrom(undefined, null, 42, '', '   ', [], {});
+/** One reference other subgraphs could not have meant: an unknown type, no type, or a key missing or of the wrong type. */
+const badReference: fc.Arbitrary<unknown> = fc.oneof(
+  notAnEntityType.map((type) => ({ __typename: type, id: '1' })),
+  fc.constantFrom({ eventId: 5001 }, { __typename: 5001, eventId: 5001 }, 'Event', 5001, [], true),
+  fc.tuple(fc.constantFrom(...NUMBER_KEYED), fc.nat(), notAKeyNumber).map(([[type, fields], which, bad]) => ({
+    __typename: type,
+    ...Object.fromEntries(fields.map((field, i) => [field, i === which % fields.length ? bad : 5001])),
+  })),
+  fc.tuple(fc.boolean(), notAKeyText).map(([first, bad]) => ({ __typename: 'Attendee', attendeeId: first ? bad : 'A-1', registrationEventId: first ? 'R-1' : bad })),
+);
+const goodReference = fc.constantFrom({ __typename: 'Event', eventId: 5001 }, { __typename: 'Hotel', eventId: 5001, hotelId: 201 }, { __typename: 'Attendee', attendeeId: 'A-1', registrationEventId: 'R-1' });
+/** Good references around one bad one: the whole `_entities` is refused before any reference is read. */
+const representationsWithABadOne = fc
+  .tuple(fc.array(goodReference, { maxLength: 3 }), badReference, fc.array(goodReference, { maxLength: 3 }))
+  .map(([before, bad, after]) => [...before, bad, ...after]);
 
 /** Requests wrong by construction. Each must be answered with an error before any upstream call. */
 export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
@@ -126,7 +164,7 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   fc.tuple(anyValidCredential, unknownField).map(([headers, field]) => operation('unknown field', headers, `{ ${field} }`)),
   fc.tuple(anyValidCredential, aliasFlood).map(([headers, query]) => operation('alias flood', headers, query)),
   fc.tuple(anyValidCredential, fc.oneof(tooDeep, bracesDeep, listsDeep, objectsDeep)).map(([headers, query]) => operation('deep nesting', headers, query)),
-  fc.tuple(anyValidCredential, huge(100_000, 200_000)).map(([headers, s]) => operation('huge document', headers, `{ __typename ${s} }`)),
+  fc.tuple(anyValidCredential, hugeTokens).map(([headers, s]) => operation('huge document', headers, `{ __typename ${s} }`)),
   fc.tuple(anyValidCredential, notAnInt).map(([headers, e]) => operation('wrong variable type', headers, 'query ($e: Int!) { event(eventId: $e) { name } }', { e })),
   fc.tuple(anyValidCredential, fc.array(notAnInt, { minLength: 1, maxLength: 5 })).map(([headers, es]) => operation('wrong list item type', headers, 'query ($es: [Int!]!) { events(eventIds: $es) { name } }', { es })),
   fc.tuple(credentialOf(ACME), huge(256, 5000)).map(([headers, s]) => underEvent(operation('huge filter string', headers, 'query ($s: String) { event(eventId: 5001) { hotels(filter: { city: $s }) { hotelId } } }', { s }))),
@@ -136,6 +174,7 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   fc.tuple(anyValidCredential, junkId).map(([headers, id]) => ({ ...operation('junk global id', headers, 'query ($id: ID!) { node(id: $id) { id } }', { id }), answersNull: true as const })),
   fc.tuple(anyValidCredential, fc.array(junkId, { maxLength: 5 })).map(([headers, ids]) => ({ ...operation('junk global ids', headers, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids }), answersNull: true as const })),
   fc.tuple(credentialOf(ACME), junkId.filter((s) => s !== '')).map(([headers, cursor]) => underEvent(operation('junk cursor', headers, 'query ($c: String) { event(eventId: 5001) { reservations(first: 2, after: $c) { totalCount } } }', { c: cursor }))),
+  fc.tuple(anyValidCredential, representationsWithABadOne).map(([headers, r]) => operation('bad _entities reference', headers, 'query ($r: [_Any!]!) { _entities(representations: $r) { __typename } }', { r })),
 );
 
 /** Depth-nested JSON of any shape, to send as variables whatever the operation declares. */
