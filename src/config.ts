@@ -174,7 +174,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Reads the settings of ../shared/docs/architecture.md; every bad value is named in one error. */
+/** Reads the settings of the README's table; every bad value is named in one error. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** The layering of ../shared/docs/architecture.md, checked on the imports themselves. */
+/** The layering the README describes (schema → resolvers → upstream; the emulator apart), checked on the imports themselves. */
 const SRC = new URL('../../src/', import.meta.url).pathname;
 
 function files(dir: string): string[] {
