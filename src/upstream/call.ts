@@ -1,5 +1,6 @@
 import type { AnyEndpoint, EndpointName } from './endpoints.ts';
 import type { Licensee } from './licensee.ts';
+import type { CallPriority } from './rate-limit.ts';
 
 /** One upstream call as it passes the layers of the call path (see client.ts for their order). */
 export interface UpstreamCall {
@@ -14,6 +15,8 @@ export interface UpstreamCall {
   token?: string;
   /** Told each time an attempt of this call is actually sent (not for cache hits or shared calls). */
   onSent?: () => void;
+  /** Background calls (the change feeds' polling) wait behind every interactive one for the budget. */
+  priority?: CallPriority;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

@@ -8,7 +8,7 @@ import { SharedReads } from './layers/share-and-cache.ts';
 import { tokenLayer } from './layers/token.ts';
 import type { Licensee } from './licensee.ts';
 import { checkParams } from './params.ts';
-import { RateBudget, type BudgetStore } from './rate-limit.ts';
+import { RateBudget, type BudgetStore, type CallPriority } from './rate-limit.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';
 import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
@@ -39,6 +39,8 @@ export interface CallOptions {
   deadline?: number;
   /** Told each time an attempt is sent to the service; a cached or shared answer sends nothing. */
   onSent?: () => void;
+  /** `background`: the call waits for the budget behind every interactive call (default `interactive`). */
+  priority?: CallPriority;
 }
 
 /** Retries of an authenticate: its own policy, short, and outside the data calls' breaker. */
@@ -143,6 +145,7 @@ export class UpstreamClient {
       params: checkParams(name, licensee, params as never),
       deadline: options.deadline ?? this.now() + (this.options.deadlineMs ?? 15_000),
       ...(options.onSent ? { onSent: options.onSent } : {}),
+      ...(options.priority ? { priority: options.priority } : {}),
     };
   }
 }

@@ -4,7 +4,9 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
  * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
  * twice the limit through across a window boundary (architecture, "Rate budget"). Callers wait in
- * a fair FIFO queue; one that cannot start before its deadline fails with RATE_LIMITED.
+ * a fair FIFO queue, interactive calls ahead of background ones (the change feeds' polling); one
+ * whose place in the queue cannot come before its deadline is refused at once with RATE_LIMITED and
+ * the time its slot would come, rather than after waiting its deadline out.
  */
 
 /**
@@ -65,8 +67,12 @@ function freeTimes(slots: SlotEntry[], windowMs: number): number[] {
   return slots.map((s) => (s.finishedAt === undefined ? Infinity : s.finishedAt + windowMs)).sort((a, b) => a - b);
 }
 
+/** Background calls (polling) get a slot only when no interactive call waits. */
+export type CallPriority = 'interactive' | 'background';
+
 interface Waiter {
   deadline: number;
+  priority: CallPriority;
   resolve: (slot: string) => void;
   reject: (error: Error) => void;
   /** Fires at the deadline; none for a waiter without one. */
@@ -87,6 +93,11 @@ interface Queue {
   probeSlot?: string;
   /** Sends allowed per window for this licensee, the margin taken off (its own rateLimit). */
   effectiveLimit: number;
+  /**
+   * When callers refused at once were told to come back, still ahead: each holds a place after the
+   * queue, so that a burst refused together is told to return spread over the windows it needs.
+   */
+  promised: number[];
 }
 
 /** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
@@ -121,18 +132,26 @@ export class RateBudget {
   /**
    * Resolves with a slot when the call may be sent; rejects with RateLimitedError at its deadline.
    * Give the slot back to `finish` when the call is over. `limit` is the licensee's own budget per
-   * window (LICENSEES_FILE's rateLimit); without one the options' limit applies.
+   * window (LICENSEES_FILE's rateLimit); without one the options' limit applies. A background
+   * call queues behind every interactive one, even those that arrive after it.
    */
-  acquire(licensee: string, deadline: number, limit?: number): Promise<string> {
+  acquire(licensee: string, deadline: number, limit?: number, priority: CallPriority = 'interactive'): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     const queue = this.queue(licensee);
     if (limit !== undefined) queue.effectiveLimit = this.withMargin(limit);
     return new Promise<string>((resolve, reject) => {
-      const waiter: Waiter = { deadline, resolve, reject };
+      const waiter: Waiter = { deadline, priority, resolve, reject };
       this.expireAtDeadline(licensee, waiter);
-      queue.waiters.push(waiter);
-      void this.pump(licensee);
+      const firstBackground = priority === 'interactive' ? queue.waiters.findIndex((w) => w.priority === 'background') : -1;
+      if (firstBackground < 0) queue.waiters.push(waiter);
+      else queue.waiters.splice(firstBackground, 0, waiter);
+      void this.pump(licensee).then(() => this.refuseIfHopeless(licensee, waiter));
     });
+  }
+
+  /** Sends counted in the licensee's current window, in flight included (metrics, the feeds' pacing). */
+  async used(licensee: string): Promise<number> {
+    return (await this.store.freeTimes(licensee, this.now(), this.options.windowMs)).length;
   }
 
   /** Refuses every queued call and stops every timer: nothing is left to keep the process alive. */
@@ -204,7 +223,7 @@ export class RateBudget {
 
   private queue(licensee: string): Queue {
     let q = this.queues.get(licensee);
-    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit }));
+    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit, promised: [] }));
     return q;
   }
 
@@ -263,10 +282,45 @@ export class RateBudget {
   }
 
   /**
+   * A waiter still queued after the pump whose slot cannot come before its deadline is refused now,
+   * with the time that slot would come: a client learns at once to come back then, instead of
+   * holding a connection for the whole deadline to hear the same answer.
+   */
+  private async refuseIfHopeless(licensee: string, waiter: Waiter): Promise<void> {
+    const queue = this.queue(licensee);
+    if (!queue.waiters.includes(waiter) || waiter.deadline === Infinity) return;
+    const now = this.now();
+    const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
+    const position = queue.waiters.indexOf(waiter);
+    if (position < 0) return;
+    queue.promised = queue.promised.filter((at) => at > now);
+    const startAt = this.projectedStart(queue, frees, position + queue.promised.length, now);
+    if (startAt <= waiter.deadline) return;
+    queue.waiters.splice(position, 1);
+    clearTimeout(waiter.timer);
+    queue.promised.push(startAt);
+    waiter.reject(new RateLimitedError(secondsUntil(startAt, now)));
+  }
+
+  /**
+   * When the waiter at `position` could have its slot: the callers ahead of it take the free slots
+   * now, then each slot again as it leaves the window, in the order they leave, a window's worth
+   * per window. A call in flight (or started now) frees its slot a window after it finishes, so no
+   * sooner than a window from now: the estimate is the earliest the slot can come.
+   */
+  private projectedStart(queue: Queue, freeTimes: number[], position: number, now: number): number {
+    const windowMs = this.options.windowMs;
+    const free = queue.effectiveLimit - freeTimes.length;
+    if (position < free) return Math.max(now, queue.pausedUntil);
+    const cycle = [...freeTimes.map((t) => (t === Infinity ? now + windowMs : t)), ...Array<number>(Math.max(0, free)).fill(now + windowMs)].sort((a, b) => a - b);
+    const index = position - free;
+    return Math.max(cycle[index % cycle.length]! + windowMs * Math.floor(index / cycle.length), queue.pausedUntil);
+  }
+
+  /**
    * Refuses every queued call whose deadline has passed, in queue order (timers of equal deadlines
-   * may fire in any order). Each learns when a slot could be its own: the callers ahead of it take
-   * the slots first, each window's worth of them pushing it one window further, so refused callers
-   * spread their retries instead of returning together.
+   * may fire in any order). Each learns when a slot could be its own, so refused callers spread
+   * their retries instead of returning together.
    */
   private async expire(licensee: string, waiter: Waiter): Promise<void> {
     const queue = this.queue(licensee);
@@ -274,16 +328,16 @@ export class RateBudget {
     const now = Math.max(this.now(), waiter.deadline);
     const due = queue.waiters.map((w, position) => ({ w, position })).filter(({ w }) => w.deadline <= now);
     queue.waiters = queue.waiters.filter((w) => w.deadline > now);
-    const frees = (await this.store.freeTimes(licensee, now, this.options.windowMs)).map((t) => (t === Infinity ? now + this.options.windowMs : t));
-    const n = frees.length;
+    const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
     for (const { w, position } of due) {
       clearTimeout(w.timer);
-      const index = n - queue.effectiveLimit + position;
-      const slot = index >= 0 && n > 0 ? frees[index % n]! + this.options.windowMs * Math.floor(index / n) : now;
-      const freeAt = Math.max(slot, queue.pausedUntil);
-      w.reject(new RateLimitedError(Math.max(1, Math.ceil((freeAt - now) / 1000))));
+      w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now)));
     }
   }
+}
+
+function secondsUntil(at: number, now: number): number {
+  return Math.max(1, Math.ceil((at - now) / 1000));
 }
 
 function closedError(): Error {

@@ -13,7 +13,7 @@ type Logger = { warn(obj: object, msg: string): void };
 export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
   return (next) => async (call) => {
     const licensee = call.licensee.id;
-    const slot = await budget.acquire(licensee, call.deadline, call.licensee.rateLimit);
+    const slot = await budget.acquire(licensee, call.deadline, call.licensee.rateLimit, call.priority);
     try {
       const result = await next(call);
       budget.recovered(licensee);
