@@ -57,6 +57,8 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
     UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
     QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+    // Seconds, not minutes: a reservation made upstream shows within this long.
+    UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
     // Defaults pass every operation in test/operations (depth 9, 425 tokens) and GraphiQL's
     // introspection (184 tokens; depth is not counted under __schema).
     QUERY_MAX_DEPTH: int(1, 100).default(12),
@@ -149,7 +151,7 @@ export interface Config {
   /** Every licensee served; exactly one without LICENSEES_FILE. */
   licensees: TenantLicensee[];
   auth: AuthSettings;
-  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
+  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number; pageTtlMs: number };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
   /** Documents past these are refused before they run (see src/query-limits.ts). */
@@ -207,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateLimit: e.UPSTREAM_RATE_LIMIT,
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,
+      pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
