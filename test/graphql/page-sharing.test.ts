@@ -23,7 +23,7 @@ const reservationReads = () => t.count('getreservation') + t.count('getreservati
 
 describe('reservation pages and page counts shared across operations', () => {
   it('fifty concurrent operations reading one list cost what one does', async () => {
-    const answers = await Promise.all(Array.from({ length: 50 }, () => t.exec<List>(LIST, { eventId: 5001 })));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 })));
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     expect(new Set(answers.map((a) => JSON.stringify(a.data))).size).toBe(1);
     // Page 1, and for totalCount the page count and the last page.
@@ -32,28 +32,28 @@ describe('reservation pages and page counts shared across operations', () => {
   });
 
   it('the next operation within the page lifetime reads nothing upstream', async () => {
-    await t.exec<List>(LIST, { eventId: 5001 });
+    await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 });
     t.clearLog();
-    const again = await t.exec<List>(LIST, { eventId: 5001 });
+    const again = await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 });
     expect(again.errors).toBeUndefined();
     expect(reservationReads()).toBe(0);
   });
 
   it('another filter or another event is another list', async () => {
-    await t.exec<List>(LIST, { eventId: 5001 });
+    await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 });
     t.clearLog();
-    await t.exec<List>(LIST, { eventId: 5001, status: 'CANCELLED' });
-    await t.exec<List>(LIST, { eventId: 5002 });
+    await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001, status: 'CANCELLED' });
+    await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5002 });
     expect(t.count('getreservationpagecount')).toBe(2);
   });
 
   it('our own write to a reservation drops the kept pages: the next read shows it at once', async () => {
-    const before = await t.exec<List>(LIST, { eventId: 5002 });
+    const before = await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5002 });
     const first = before.data!.event.reservations.edges[0]!.node.reservationNumber;
     const set = await t.exec(`mutation ($n: Int!) { setCustomFieldValue(input: { customFieldId: 2, value: "late arrival", reservationNumber: $n }) { customFieldId } }`, { n: first });
     expect(set.errors).toBeUndefined();
     t.clearLog();
-    const after = await t.exec<List>(LIST, { eventId: 5002 });
+    const after = await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5002 });
     expect(after.data!.event.reservations.edges[0]!.node.customFieldValues).toContainEqual({ customFieldId: 2, value: 'late arrival' });
     expect(t.count('getreservation')).toBeGreaterThan(0);
   });
@@ -61,7 +61,7 @@ describe('reservation pages and page counts shared across operations', () => {
   it('a change made upstream by someone else shows once the page lifetime has passed', async () => {
     const short = await startGateway({}, { UPSTREAM_PAGE_TTL_MS: '200' });
     try {
-      const count = async () => (await short.exec<List>(LIST, { eventId: 5003 })).data!.event.reservations.totalCount;
+      const count = async () => (await short.exec<List, Record<string, unknown>>(LIST, { eventId: 5003 })).data!.event.reservations.totalCount;
       const before = await count();
       const res = await fetch(`${short.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5003 }) });
       expect(res.ok).toBe(true);
