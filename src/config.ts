@@ -84,6 +84,7 @@ const envSchema = z
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
+    GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -161,6 +162,8 @@ export interface Config {
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
   logLevel: string;
+  /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
+  graphqlJit: boolean;
   /** Settings that work but deserve a look (logged at start). */
   warnings: string[];
 }
@@ -216,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
+    graphqlJit: e.GRAPHQL_JIT === 'on',
     warnings: [
       ...tenants.warnings,
       ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),

@@ -12,6 +12,7 @@ import { useScopes } from './auth/scopes.ts';
 import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
+import { useCompiledExecution } from './jit.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -73,6 +74,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      ...(config.graphqlJit ? useCompiledExecution() : []),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
     ],
