@@ -34,7 +34,17 @@ export async function measure(target: Target, connections: number, onMeasuredSta
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, outcomes, socketErrors: r.errors + r.timeouts };
 }
 
-function run(target: Target, connections: number, duration: number, outcomes: OutcomeCounts): Promise<autocannon.Result> {
+/**
+ * Exactly `amount` requests over `connections` connections, every one answered before it returns:
+ * the upstream calls made meanwhile, divided by `amount`, are the calls per operation under load
+ * (a timed run abandons the requests in flight when it stops, whose calls would count for nothing).
+ */
+export async function fixedAmount(target: Target, connections: number, amount: number): Promise<number> {
+  const r = await run(target, connections, { amount }, noOutcomes());
+  return r.requests.total;
+}
+
+function run(target: Target, connections: number, length: number | { amount: number }, outcomes: OutcomeCounts): Promise<autocannon.Result> {
   let next = 0;
   const bodies = target.bodies;
   return autocannon({
@@ -42,7 +52,7 @@ function run(target: Target, connections: number, duration: number, outcomes: Ou
     method: 'POST',
     headers: target.headers,
     connections,
-    duration,
+    ...(typeof length === 'number' ? { duration: length } : length),
     requests: [
       {
         method: 'POST',

@@ -25,7 +25,7 @@ export function loadTable(results: Results): string {
     ),
   );
   return [
-    '| scenario | system | upstream calls per op, cold | calls per op under load | req/s, 10 conn. | p50 / p99 ms, 10 conn. | req/s, 50 conn. | p50 / p99 ms, 50 conn. | peak RSS MiB | upstream 429s | client errors (RATE_LIMITED) |',
+    '| scenario | system | upstream calls per op, cold | calls per op under load (40 requests, 10 conn.) | req/s, 10 conn. | p50 / p99 ms, 10 conn. | req/s, 50 conn. | p50 / p99 ms, 50 conn. | peak RSS MiB | upstream 429s | client errors (RATE_LIMITED) |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
