@@ -30,7 +30,8 @@ const S6_USERS = 50;
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
 
-const { values: flags } = parseArgs({ args: process.argv.slice(process.argv.indexOf('compare') + 1), options: { only: { type: 'string' }, systems: { type: 'string' } } });
+const firstFlag = process.argv.findIndex((a) => a.startsWith('--'));
+const { values: flags } = parseArgs({ args: firstFlag === -1 ? [] : process.argv.slice(firstFlag), options: { only: { type: 'string' }, systems: { type: 'string' } } });
 const only = listFlag('only', flags.only, ALL_SCENARIOS);
 const systems = listFlag('systems', flags.systems, ALL_SYSTEMS) as SystemName[];
 
@@ -169,6 +170,7 @@ async function measureSessions(system: SystemName): Promise<void> {
     cell.operations.push(figures.operations);
     cell.served.push(figures.outcomes.ok);
     cell.rateLimited.push(figures.outcomes.rateLimited);
+    cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
     cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
     cell.serverErrors.push(figures.outcomes.serverErrors);
     cell.p95.push(percentile(figures.latencies, 95));

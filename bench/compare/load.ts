@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { DURATION_S, WARMUP_S } from '../lib.ts';
-import { count, noOutcomes, outcomeOf, type OutcomeCounts } from './outcome.ts';
+import { count, noOutcomes, type OutcomeCounts } from './outcome.ts';
 
 /** What autocannon sends: one URL, fixed headers, and the bodies it cycles through (one per request). */
 export interface Target {
@@ -58,7 +58,7 @@ function run(target: Target, connections: number, length: number | { amount: num
         method: 'POST',
         body: bodies[0],
         ...(bodies.length > 1 ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++ % bodies.length] }) } : {}),
-        onResponse: (status: number, body: string) => count(outcomes, outcomeOf(status, body)),
+        onResponse: (status: number, body: string) => count(outcomes, status, body),
       },
     ],
   });

@@ -17,15 +17,21 @@ export function outcomeOf(status: number, body: string): Outcome {
 export interface OutcomeCounts {
   ok: number;
   rateLimited: number;
+  /** RATE_LIMITED answers that do not say when to come back (issue 10: each carries retryAfterSeconds). */
+  rateLimitedWithoutRetryAfter: number;
   errors: number;
   serverErrors: number;
 }
 
-export const noOutcomes = (): OutcomeCounts => ({ ok: 0, rateLimited: 0, errors: 0, serverErrors: 0 });
+export const noOutcomes = (): OutcomeCounts => ({ ok: 0, rateLimited: 0, rateLimitedWithoutRetryAfter: 0, errors: 0, serverErrors: 0 });
 
-export function count(counts: OutcomeCounts, outcome: Outcome): void {
+/** Classifies one answer and counts it. */
+export function count(counts: OutcomeCounts, status: number, body: string): void {
+  const outcome = outcomeOf(status, body);
   if (outcome === 'ok') counts.ok++;
-  else if (outcome === 'rate-limited') counts.rateLimited++;
-  else if (outcome === 'server-error') counts.serverErrors++;
+  else if (outcome === 'rate-limited') {
+    counts.rateLimited++;
+    if (!body.includes('"retryAfterSeconds"')) counts.rateLimitedWithoutRetryAfter++;
+  } else if (outcome === 'server-error') counts.serverErrors++;
   else counts.errors++;
 }

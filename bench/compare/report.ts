@@ -96,6 +96,8 @@ export function goals(r: Results): Goal[] {
     out.push({ goal: 'S6: p95 under 1 s', measured: `${med(s6.p95).toFixed(0)} ms`, met: med(s6.p95) < 1000 });
     out.push({ goal: 'S6: at least 5 operations served per upstream call', measured: perCall.toFixed(2), met: perCall >= 5 });
     out.push({ goal: 'S6: at least 10 × the better peer\'s operations per call', measured: `${show(perCall, 2)} vs ${show(peerPerCall, 2)}`, met: judge(perCall >= 10 * peerPerCall, peerPerCall) });
+    const bare = Math.max(...s6.rateLimitedWithoutRetryAfter);
+    out.push({ goal: 'S6: every RATE_LIMITED carries retryAfterSeconds', measured: `${bare} without`, met: bare === 0 });
     out.push({ goal: 'S6: never a 5xx', measured: `${Math.max(...s6.serverErrors)}`, met: Math.max(...s6.serverErrors) === 0 });
     for (const peer of ['naive', 'mesh'] as const) {
       const theirs = r.sessions[peer];

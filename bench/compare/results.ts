@@ -40,6 +40,7 @@ export interface SessionCell {
   operations: number[];
   served: number[];
   rateLimited: number[];
+  rateLimitedWithoutRetryAfter: number[];
   otherErrors: number[];
   serverErrors: number[];
   p95: number[];
@@ -80,7 +81,7 @@ export const emptyLoadCell = (): LoadCell => ({
 });
 
 export const emptyWalkCell = (): WalkCell => ({ ms: [], calls: [], records: [], peakRss: [] });
-export const emptySessionCell = (): SessionCell => ({ operations: [], served: [], rateLimited: [], otherErrors: [], serverErrors: [], p95: [], calls: [], upstream429: [], busiestMinute: [] });
+export const emptySessionCell = (): SessionCell => ({ operations: [], served: [], rateLimited: [], rateLimitedWithoutRetryAfter: [], otherErrors: [], serverErrors: [], p95: [], calls: [], upstream429: [], busiestMinute: [] });
 
 export function emptyResults(settings: Results['settings']): Results {
   return { runs: 0, load: {}, walk: {}, stream: null, sessions: {}, loadavg: [], settings };

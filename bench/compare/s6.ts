@@ -1,4 +1,4 @@
-import { count, noOutcomes, outcomeOf, type OutcomeCounts } from './outcome.ts';
+import { count, noOutcomes, type OutcomeCounts } from './outcome.ts';
 import type { SystemName } from './systems.ts';
 
 /**
@@ -75,7 +75,7 @@ export async function simulateUsers(url: string, headers: Record<string, string>
         }
         figures.latencies.push(performance.now() - t0);
         figures.operations++;
-        count(figures.outcomes, outcomeOf(status, text));
+        count(figures.outcomes, status, text);
         previous = safeJson(text);
       }
     }

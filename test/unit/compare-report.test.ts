@@ -20,7 +20,7 @@ function run(): Results {
   };
   r.walk = { ours: { ...emptyWalkCell(), ms: [1560], calls: [53] }, direct: { ...emptyWalkCell(), ms: [360], calls: [26] } };
   r.sessions = {
-    ours: { ...emptySessionCell(), operations: [1599], served: [1188], rateLimited: [411], otherErrors: [0], serverErrors: [0], p95: [2900], calls: [683], upstream429: [0], busiestMinute: [228] },
+    ours: { ...emptySessionCell(), operations: [1599], served: [1188], rateLimited: [411], rateLimitedWithoutRetryAfter: [0], otherErrors: [0], serverErrors: [0], p95: [2900], calls: [683], upstream429: [0], busiestMinute: [228] },
     naive: { ...emptySessionCell(), operations: [900], served: [300], calls: [600], upstream429: [50], serverErrors: [0] },
   };
   return r;
@@ -53,6 +53,7 @@ describe('compare report', () => {
     expect(find(list, 'S5 at most 27 upstream calls')).toMatchObject({ measured: '53', met: false });
     expect(find(list, "S5: at most 1.3 × the direct walk's time")?.met).toBe(false);
     expect(find(list, 'S6: no upstream 429')?.met).toBe(true);
+    expect(find(list, 'S6: every RATE_LIMITED carries retryAfterSeconds')?.met).toBe(true);
     expect(find(list, 'S6: at least 95 %')?.met).toBe(false);
     expect(find(list, 'S6: at least 5 operations served per upstream call')).toMatchObject({ measured: '1.74', met: false });
     expect(find(list, 'idle RSS under 120 MiB')?.met).toBe(true);
