@@ -124,8 +124,11 @@ async function measureLoad(scenario: LoadScenario, system: SystemName): Promise<
       cell.clientErrors += figures.outcomes.errors + figures.outcomes.serverErrors + figures.socketErrors;
       cell.rateLimited += figures.outcomes.rateLimited;
       cell[connections === 10 ? 'rps10' : 'rps50'].push(figures.rps);
-      cell[connections === 10 ? 'p50at10' : 'p50at50'].push(figures.p50);
-      cell[connections === 10 ? 'p99at10' : 'p99at50'].push(figures.p99);
+      // No answer within the time: no latency to tell (autocannon would say 0 ms).
+      if (figures.requests > 0) {
+        cell[connections === 10 ? 'p50at10' : 'p50at50'].push(figures.p50);
+        cell[connections === 10 ? 'p99at10' : 'p99at50'].push(figures.p99);
+      }
     }
     if (rss) cell.peakRss.push(rss.stop());
   });

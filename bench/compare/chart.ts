@@ -63,7 +63,13 @@ function panelSvg(panel: Panel, systems: readonly string[], y0: number): string 
 export function chartSvg(panels: readonly Panel[], systems: readonly string[]): string {
   const legendHeight = 30;
   const height = legendHeight + panels.length * PANEL_HEIGHT;
-  const legend = systems.map((s, i) => `<rect x="${LEFT + i * 150}" y="8" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="${LEFT + i * 150 + 16}" y="19" font-size="12">${escape(s)}</text>`);
+  // Each entry as wide as its label (about 7 px a character at 12 px) and a gap.
+  let x = LEFT;
+  const legend = systems.map((s, i) => {
+    const entry = `<rect x="${x}" y="8" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/><text x="${x + 16}" y="19" font-size="12">${escape(s)}</text>`;
+    x += 16 + s.length * 7 + 20;
+    return entry;
+  });
   const body = panels.map((p, i) => panelSvg(p, systems, legendHeight + i * PANEL_HEIGHT));
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif">`,
