@@ -13,6 +13,7 @@ import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
 import { useCompiledExecution } from './jit.ts';
+import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -75,6 +76,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
       ...(config.graphqlJit ? useCompiledExecution() : []),
+      // After the executor is chosen: it wraps whichever runs.
+      useLargeResultBulkhead(),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
     ],
