@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -58,7 +57,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
-    renderGraphiQL,
+    // The GraphiQL page (a bundle of ~48 MiB in memory once loaded) is imported when a browser first asks for it.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
