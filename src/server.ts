@@ -13,6 +13,7 @@ import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
+import { useGatewayResponseCache } from './response-cache/plugin.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { useTrustedDocuments } from './trusted-documents.ts';
@@ -26,6 +27,8 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
   upstream: UpstreamClient;
+  /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
+  clearResponseCache(): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const operations = new OperationRecords();
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
+  const responseCache = config.responseCache.enabled ? useGatewayResponseCache({ ttls: config.responseCache.ttls }) : undefined;
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -73,11 +77,13 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      // After every check above: a cached answer is served only to a request that passed them all.
+      ...(responseCache?.plugins ?? []),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
     ],
   });
-  return { yoga, upstream, close: () => upstream.close() };
+  return { yoga, upstream, clearResponseCache: () => responseCache?.clear(), close: () => upstream.close() };
 }
 
 /** The request's principal, or undefined for a request the authentication refused (or never saw). */
