@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { Logger } from 'pino';
 import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
@@ -75,6 +76,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
+      // @defer and @stream (issue 10): a long list's edges arrive page by page (resolvers/streamed-window.ts).
+      useDeferStream(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
       // After every check above: a cached answer is served only to a request that passed them all.
