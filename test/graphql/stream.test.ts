@@ -25,8 +25,8 @@ beforeEach(async () => {
   t.clearLog();
 });
 
-function send(query: string): Promise<Response> {
-  return t.gateway.yoga.fetch('http://yoga/graphql', {
+async function send(query: string): Promise<Response> {
+  return await t.gateway.yoga.fetch('http://yoga/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
     body: JSON.stringify({ query }),
