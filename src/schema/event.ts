@@ -88,7 +88,7 @@ builder.node(EventRef, {
       {
         type: ReservationRef,
         description:
-          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: the edges then arrive page by page, the first before the last page is read.',
+          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: the edges then arrive page by page, the first before the last page is read (`pageInfo` and `totalCount` still wait for the whole window: put them in a `@defer` fragment).',
         args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
         resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, { streamed: streamsEdges(info) }) as never,
       },

@@ -119,6 +119,23 @@ describe('edges @stream', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it('streams the edges while pageInfo, in a @defer fragment, follows once the window is read', async () => {
+    const query = '{ event(eventId: 5001) { reservations(first: 3000) { edges @stream(initialCount: 0) { node { reservationNumber } } ... @defer { pageInfo { hasNextPage endCursor } } } } }';
+    let records = 0;
+    let pageInfo: unknown;
+    for await (const { part } of parts(await send(query))) {
+      expect(part.errors).toBeUndefined();
+      for (const increment of part.incremental ?? []) {
+        records += increment.items?.length ?? 0;
+        pageInfo ??= (increment.data as { pageInfo?: unknown } | undefined)?.pageInfo;
+      }
+    }
+    expect(records).toBe(3000);
+    expect(pageInfo).toEqual({ hasNextPage: true, endCursor: expect.any(String) });
+    // Its three pages, and the fourth that tells hasNextPage at a page boundary.
+    expect(t.count('getreservation')).toBe(4);
+  });
+
   it('allows first above 5000 only with edges @stream, and at most 100000', async () => {
     const plain = await t.exec('{ event(eventId: 5001) { reservations(first: 25600) { edges { node { reservationNumber } } } } }');
     expect(plain.errors?.[0]).toMatchObject({ message: expect.stringContaining('@stream'), extensions: { code: 'BAD_USER_INPUT' } });
