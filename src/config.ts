@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
+import { parseTtls, type CachedType } from './response-cache/ttls.ts';
 import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 import { isTimeZone } from './upstream/formats.ts';
 
@@ -85,6 +86,9 @@ const envSchema = z
     JWT_AUDIENCE: z.string().min(1).optional(),
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
     GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    // Checked by parseTtls with the other settings' problems (see loadConfig).
+    RESPONSE_CACHE_TTLS: z.string().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -161,6 +165,8 @@ export interface Config {
   trustedDocuments?: TrustedDocuments;
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
+  /** RESPONSE_CACHE and RESPONSE_CACHE_TTLS: whole answers kept per licensee and client scopes (src/response-cache). */
+  responseCache: { enabled: boolean; ttls: Record<CachedType, number> };
   logLevel: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
   graphqlJit: boolean;
@@ -197,6 +203,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   problems.push(...tenants.problems);
   const trusted = present.TRUSTED_DOCUMENTS_FILE ? readTrustedDocuments(present.TRUSTED_DOCUMENTS_FILE) : undefined;
   problems.push(...(trusted?.problems ?? []).map((problem) => `TRUSTED_DOCUMENTS_FILE ${problem}`));
+  const cacheTtls = parseTtls(present.RESPONSE_CACHE_TTLS ?? '');
+  problems.push(...cacheTtls.problems.map((problem) => `RESPONSE_CACHE_TTLS: ${problem}`));
   if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const auth = authSettings(e);
   return {
@@ -218,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     corsOrigins: e.CORS_ORIGINS,
+    responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,
     graphqlJit: e.GRAPHQL_JIT === 'on',
     warnings: [

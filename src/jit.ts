@@ -1,5 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { BREAK, getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, visit, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -8,7 +8,22 @@ import type { Plugin } from 'graphql-yoga';
  * `docs/benchmarks.md`). GRAPHQL_JIT=off goes back to graphql-js.
  */
 export function useCompiledExecution(): Plugin[] {
-  return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: ({ document }) => expandedFields(document) <= MAX_COMPILED_FIELDS }) as Plugin];
+  return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: ({ document }) => !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS }) as Plugin];
+}
+
+/** graphql-jit knows neither @defer nor @stream: such documents run on graphql-tools' executor, which does. */
+export function defersOrStreams(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'defer' || node.name.value === 'stream') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { Logger } from 'pino';
 import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
@@ -16,6 +16,7 @@ import { useCompiledExecution } from './jit.ts';
 import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
+import { useGatewayResponseCache } from './response-cache/plugin.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { useTrustedDocuments } from './trusted-documents.ts';
@@ -29,6 +30,8 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
   upstream: UpstreamClient;
+  /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
+  clearResponseCache(): void;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const operations = new OperationRecords();
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
+  const responseCache = config.responseCache.enabled ? useGatewayResponseCache({ ttls: config.responseCache.ttls }) : undefined;
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -60,7 +64,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
-    renderGraphiQL,
+    // The GraphiQL page (a bundle of ~48 MiB in memory once loaded) is imported when a browser first asks for it.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
@@ -73,16 +78,22 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
+      // @defer and @stream (issue 10): a long list's edges arrive page by page (resolvers/streamed-window.ts).
+      useDeferStream(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      // The executor first: the response cache wraps whichever runs (it adds __typename to the
+      // document and reads the result's entities), so it must not be replaced after it.
       ...(config.graphqlJit ? useCompiledExecution() : []),
-      // After the executor is chosen: it wraps whichever runs.
+      // After every check above: a cached answer is served only to a request that passed them all.
+      ...(responseCache?.plugins ?? []),
+      // Outermost around execution: a large operation waits for its turn before it runs.
       useLargeResultBulkhead(),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
     ],
   });
-  return { yoga, upstream, close: () => upstream.close() };
+  return { yoga, upstream, clearResponseCache: () => responseCache?.clear(), close: () => upstream.close() };
 }
 
 /** The request's principal, or undefined for a request the authentication refused (or never saw). */
