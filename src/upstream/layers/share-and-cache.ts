@@ -12,7 +12,10 @@ export class SharedReads {
   private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
   private readonly generations = new Map<string, number>();
 
-  constructor(private readonly cache: CacheStore) {}
+  constructor(private readonly cache: CacheStore) {
+    // Another replica's mutation: reads in flight here may predate it too, so none joins them.
+    cache.onDropped?.((tag) => this.generations.set(tag, this.generation(tag) + 1));
+  }
 
   readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
     const { endpoint } = call;

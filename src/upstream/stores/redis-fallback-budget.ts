@@ -1,0 +1,145 @@
+import type { RedisConnection } from '../../redis.ts';
+import type { BudgetStore } from '../rate-limit.ts';
+import type { OwnSend, RedisBudgetStore } from './redis-budget.ts';
+
+type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+
+export interface FallbackBudgetOptions {
+  /** The share of each licensee's limit this replica may send alone while Redis is away (REDIS_FALLBACK_SHARE). */
+  share: number;
+  windowMs: number;
+  /** How often, while on the local budget, Redis is asked whether it is back. */
+  probeEveryMs?: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+/**
+ * The shared budget, kept serving when Redis is lost: each replica then budgets alone with its
+ * share of the limit, so the replicas together still stay under it. Every send of this replica in
+ * the last window is also kept here (a journal): it is the local budget while Redis is away, and
+ * when Redis is back it is written there before the budget is shared again, so that a Redis that
+ * restarted empty starts its window true. Each switch is logged once.
+ */
+export class FallbackBudgetStore implements BudgetStore {
+  private local = false;
+  private readonly journal = new Map<string, Map<string, OwnSend>>();
+  private next = 0;
+  private probe?: NodeJS.Timeout;
+  private returning = false;
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly shared: RedisBudgetStore,
+    private readonly connection: RedisConnection,
+    private readonly options: FallbackBudgetOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    connection.onReconnect(() => void this.tryReturn());
+  }
+
+  /** Whether the budget is shared through Redis now (false: this replica's local share). */
+  isShared(): boolean {
+    return !this.local;
+  }
+
+  onSlotFreed(listener: (licensee: string) => void): void {
+    this.shared.onSlotFreed(listener);
+  }
+
+  async take(licensee: string, now: number, limit: number, windowMs: number) {
+    const sends = this.sendsOf(licensee, now);
+    if (!this.local) {
+      try {
+        const answer = await this.shared.take(licensee, now, limit, windowMs);
+        if (answer.taken) sends.set(answer.slot, { slot: answer.slot, takenAt: now });
+        return answer;
+      } catch (error) {
+        this.goLocal(error);
+      }
+    }
+    const localLimit = Math.max(1, Math.floor(limit * this.options.share));
+    if (sends.size < localLimit) {
+      const slot = `${this.connection.replicaId}:local:${++this.next}`;
+      sends.set(slot, { slot, takenAt: now });
+      return { taken: true as const, slot };
+    }
+    return { taken: false as const, freeAt: freeTimesOf(sends, windowMs)[sends.size - localLimit]! };
+  }
+
+  async finish(licensee: string, slot: string, at: number) {
+    const send = this.journal.get(licensee)?.get(slot);
+    if (send) send.finishedAt = at;
+    if (this.local) return;
+    // A finish lost with Redis is written back with the journal when Redis returns.
+    await this.shared.finish(licensee, slot, at).catch((error: unknown) => this.goLocal(error));
+  }
+
+  async freeTimes(licensee: string, now: number, windowMs: number) {
+    if (!this.local) {
+      try {
+        return await this.shared.freeTimes(licensee, now);
+      } catch (error) {
+        this.goLocal(error);
+      }
+    }
+    return freeTimesOf(this.sendsOf(licensee, now), windowMs);
+  }
+
+  /** Stops probing for Redis. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.probe);
+  }
+
+  /** This replica's sends of the last window (calls in flight included), pruned. */
+  private sendsOf(licensee: string, now: number): Map<string, OwnSend> {
+    let sends = this.journal.get(licensee);
+    if (!sends) this.journal.set(licensee, (sends = new Map()));
+    for (const [slot, send] of sends) {
+      if (send.finishedAt !== undefined && send.finishedAt + this.options.windowMs <= now) sends.delete(slot);
+    }
+    return sends;
+  }
+
+  private goLocal(error: unknown): void {
+    if (!this.local) {
+      this.local = true;
+      this.options.logger?.warn(
+        { share: this.options.share, error: (error as Error).message },
+        'Redis unreachable: the rate budget falls back to this replica’s share of each limit (REDIS_FALLBACK_SHARE) while it is away',
+      );
+    }
+    this.probeLater();
+  }
+
+  private probeLater(): void {
+    if (this.closed || this.probe) return;
+    this.probe = setTimeout(() => {
+      this.probe = undefined;
+      void this.tryReturn();
+    }, this.options.probeEveryMs ?? Math.min(1_000, this.options.windowMs / 4));
+    this.probe.unref();
+  }
+
+  /** Writes this replica's sends of the last window into Redis, then shares the budget again. */
+  private async tryReturn(): Promise<void> {
+    if (!this.local || this.returning || this.closed) return;
+    this.returning = true;
+    try {
+      const now = this.now();
+      for (const licensee of this.journal.keys()) await this.shared.record(licensee, now, [...this.sendsOf(licensee, now).values()]);
+      this.local = false;
+      this.options.logger?.info({}, 'Redis reachable again: the rate budget is shared through Redis again');
+    } catch {
+      this.probeLater();
+    } finally {
+      this.returning = false;
+    }
+  }
+}
+
+function freeTimesOf(sends: Map<string, OwnSend>, windowMs: number): number[] {
+  return [...sends.values()].map((send) => (send.finishedAt === undefined ? Infinity : send.finishedAt + windowMs)).sort((a, b) => a - b);
+}
