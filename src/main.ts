@@ -23,14 +23,6 @@ process.on('unhandledRejection', (reason) => {
   logger.error({ err: reason instanceof Error ? reason : String(reason) }, 'unhandled rejection');
 });
 
-let emulator: Emulator | undefined;
-let upstreamBaseUrl = config.upstreamBaseUrl;
-if (!upstreamBaseUrl) {
-  emulator = await startEmulator({ port: 0 });
-  upstreamBaseUrl = emulator.url;
-  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');
-}
-
 // With REDIS_URL, replicas share tokens, budget and cache; a Redis not reachable at start is a
 // setting to fix, like a bad value (exit 2), rather than a gateway that half works.
 let shared: { redis: RedisConnection; stores: SharedStores } | undefined;
@@ -42,10 +34,17 @@ if (config.redis) {
   } catch (error) {
     if (!(error instanceof RedisUnreachableError)) throw error;
     console.error(error.message);
-    await emulator?.close();
     process.exit(2);
   }
   logger.info({ prefix: config.redis.prefix }, 'tokens, rate budget and cache are shared through Redis');
+}
+
+let emulator: Emulator | undefined;
+let upstreamBaseUrl = config.upstreamBaseUrl;
+if (!upstreamBaseUrl) {
+  emulator = await startEmulator({ port: 0 });
+  upstreamBaseUrl = emulator.url;
+  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });

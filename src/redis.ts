@@ -36,7 +36,7 @@ export class RedisUnreachableError extends Error {
 }
 
 /** How long the first connection may take before the gateway gives up (the issue allows 10 s to exit). */
-const FIRST_CONNECTION_MS = 8_000;
+const FIRST_CONNECTION_MS = 6_000;
 /** A command that gets no answer in this time fails, and the store that sent it falls back. */
 const COMMAND_TIMEOUT_MS = 1_000;
 

@@ -37,6 +37,10 @@ export class MemoryTokenStore implements TokenStore {
   async drop(licensee: string, token: string) {
     if (this.tokens.get(licensee)?.token === token) this.tokens.delete(licensee);
   }
+  /** Every licensee's token held (a shared store writes them back into a Redis that restarted empty). */
+  entries(): [string, HeldToken][] {
+    return [...this.tokens.entries()];
+  }
 }
 
 export const TOKEN_LIFETIME_MS = 30 * 60_000;

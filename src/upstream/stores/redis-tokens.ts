@@ -7,7 +7,7 @@ import { MemoryTokenStore, TOKEN_LIFETIME_MS, type HeldToken, type TokenStore } 
  * for the lock and then read the token it stored. Dropping a rejected token is a compare-and-delete,
  * so several replicas that saw the same rejection drop it once and authenticate once. While Redis
  * is away the replica keeps its own copy and authenticates for itself (a few extra authenticates
- * beat failing requests).
+ * beat failing requests), and writes it back when Redis returns.
  */
 
 /** Deletes KEYS[1] only if its value is ARGV[1] (a lock still ours, a token still the one rejected). */
@@ -42,6 +42,7 @@ export class RedisTokenStore implements TokenStore {
     private readonly now: () => number = Date.now,
   ) {
     this.redis = connection.commands as ScriptClient;
+    connection.onReconnect(() => void this.writeBack());
     const client = connection.commands;
     // Once per connection: several stores of one process (tests) share it.
     if (!('deleteIf' in client)) {
@@ -104,6 +105,17 @@ export class RedisTokenStore implements TokenStore {
       // Another replica renews: wait for its token (or for its lock to lapse, and take it over).
       if (this.now() > giveUpAt) return this.store(licensee, await obtain());
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  /**
+   * After a loss, Redis may have restarted empty: the tokens held here go back (unless another
+   * replica stored one first), so the replicas do not each authenticate again.
+   */
+  private async writeBack(): Promise<void> {
+    for (const [licensee, held] of this.local.entries()) {
+      const lifeLeftMs = Math.floor(held.obtainedAt + TOKEN_LIFETIME_MS - this.now());
+      if (lifeLeftMs > 0) await this.redis.set(this.key(licensee), JSON.stringify(held), 'PX', lifeLeftMs, 'NX').catch(() => undefined);
     }
   }
 
