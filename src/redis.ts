@@ -23,8 +23,8 @@ export interface RedisConnection {
   readonly replicaId: string;
   /** Whether commands reach Redis now. */
   connected(): boolean;
-  /** Calls `listener` with each message published on `channel` (the prefix is added here). */
-  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  /** Calls `listener` with each message published on `channel` (the prefix is added here); resolves to its unsubscribe. */
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
   publish(channel: string, message: string): Promise<void>;
   /** Calls `listener` each time the connection is back after a loss. */
   onReconnect(listener: () => void): void;
@@ -94,11 +94,21 @@ export async function openRedis(settings: RedisSettings, firstConnectionMs = FIR
     connected: () => commands.status === 'ready',
     async subscribe(channel, listener) {
       const full = settings.prefix + channel;
+      const unsubscribe = async () => {
+        const rest = (listeners.get(full) ?? []).filter((l) => l !== listener);
+        if (rest.length > 0) return void listeners.set(full, rest);
+        listeners.delete(full);
+        await subscriber.unsubscribe(full).catch(() => undefined);
+      };
       const list = listeners.get(full);
-      if (list) return void list.push(listener);
+      if (list) {
+        list.push(listener);
+        return unsubscribe;
+      }
       listeners.set(full, [listener]);
       // ioredis subscribes again by itself after a reconnection (autoResubscribe).
       await subscriber.subscribe(full);
+      return unsubscribe;
     },
     async publish(channel, message) {
       await commands.publish(settings.prefix + channel, message);
