@@ -4,6 +4,9 @@ import type { OwnSend, RedisBudgetStore } from './redis-budget.ts';
 
 type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 
+/** Commands timed out in a row, the connection up, before the budget goes local. */
+const SLOW_ANSWERS_TO_SWITCH = 3;
+
 export interface FallbackBudgetOptions {
   /** The share of each licensee's limit this replica may send alone while Redis is away (REDIS_FALLBACK_SHARE). */
   share: number;
@@ -27,6 +30,8 @@ export class FallbackBudgetStore implements BudgetStore {
   private next = 0;
   private probe?: NodeJS.Timeout;
   private returning = false;
+  /** Commands failed in a row while the connection stayed up (timeouts of a busy Redis). */
+  private slowInARow = 0;
   private closed = false;
   private readonly now: () => number;
 
@@ -53,10 +58,11 @@ export class FallbackBudgetStore implements BudgetStore {
     if (!this.local) {
       try {
         const answer = await this.shared.take(licensee, now, limit, windowMs);
+        this.slowInARow = 0;
         if (answer.taken) sends.set(answer.slot, { slot: answer.slot, takenAt: now });
         return answer;
       } catch (error) {
-        this.goLocal(error);
+        this.failed(error);
       }
     }
     const localLimit = Math.max(1, Math.floor(limit * this.options.share));
@@ -73,7 +79,7 @@ export class FallbackBudgetStore implements BudgetStore {
     if (send) send.finishedAt = at;
     if (this.local) return;
     // A finish lost with Redis is written back with the journal when Redis returns.
-    await this.shared.finish(licensee, slot, at).catch((error: unknown) => this.goLocal(error));
+    await this.shared.finish(licensee, slot, at).catch((error: unknown) => this.failed(error));
   }
 
   async freeTimes(licensee: string, now: number, windowMs: number) {
@@ -81,7 +87,7 @@ export class FallbackBudgetStore implements BudgetStore {
       try {
         return await this.shared.freeTimes(licensee, now);
       } catch (error) {
-        this.goLocal(error);
+        this.failed(error);
       }
     }
     return freeTimesOf(this.sendsOf(licensee, now), windowMs);
@@ -103,7 +109,18 @@ export class FallbackBudgetStore implements BudgetStore {
     return sends;
   }
 
+  /**
+   * A command failed: that call is answered locally. The budget switches to local only when the
+   * connection is lost, or when Redis stays too slow to answer (a hung server): one slow answer
+   * on a busy machine must not flap the whole budget back and forth.
+   */
+  private failed(error: unknown): void {
+    if (this.connection.connected() && ++this.slowInARow < SLOW_ANSWERS_TO_SWITCH) return;
+    this.goLocal(error);
+  }
+
   private goLocal(error: unknown): void {
+    this.slowInARow = 0;
     if (!this.local) {
       this.local = true;
       this.options.logger?.warn(
