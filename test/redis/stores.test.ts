@@ -155,6 +155,20 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     expect(sent).toEqual(['geteventquestions', 'posteventquestion', 'geteventquestions']);
   });
 
+  it('one slow Redis answer (a busy server, the connection up) is served locally without switching the budget', async () => {
+    const windowMs = 5_000;
+    const lines: string[] = [];
+    const [a] = await replicas(1, windowMs, lines);
+    const budget = budgetOn(a!, 10, windowMs);
+    // A script that spins for 1.5 s: Redis answers nothing meanwhile, longer than a command may wait (1 s).
+    const busy = redis.client().eval(`local start = redis.call('TIME') while true do local now = redis.call('TIME') if (now[1] - start[1]) * 1000000 + now[2] - start[2] > 1500000 then return 1 end end`, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    expect(lines).toEqual([]);
+    expect(a!.budget.isShared()).toBe(true);
+    expect(await busy).toBe(1);
+  });
+
   it('while Redis is away each replica budgets alone with its share, says so once, and writes its sends back when Redis returns', async () => {
     const windowMs = 2_000;
     const lines: string[] = [];
