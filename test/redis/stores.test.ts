@@ -194,6 +194,22 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     expect(counted).toBe(4);
     expect(a!.budget.isShared()).toBe(true);
   }, 20_000);
+
+  it('while Redis is away, a waiter past the local share whose slot cannot come in time is refused at once, not at its deadline', async () => {
+    const windowMs = 10_000;
+    const [a] = await replicas(1, windowMs);
+    const budget = budgetOn(a!, 4, windowMs);
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    await redis.stop();
+    // Share 1/2 of 4: one more send fits this window; the next could start only in 10 s.
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    const deadline = Date.now() + 3_000;
+    const refused = await budget.acquire('1001', deadline).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(9);
+    expect(Date.now()).toBeLessThan(deadline);
+    await redis.start();
+  }, 20_000);
 });
 
 function callOf(name: EndpointName, params: Record<string, unknown>): UpstreamCall {

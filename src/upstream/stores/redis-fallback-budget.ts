@@ -30,6 +30,8 @@ export class FallbackBudgetStore implements BudgetStore {
   private next = 0;
   private probe?: NodeJS.Timeout;
   private returning = false;
+  /** The limit each licensee's budget last asked for (the local share is taken of it). */
+  private readonly limits = new Map<string, number>();
   /** Commands failed in a row while the connection stayed up (timeouts of a busy Redis). */
   private slowInARow = 0;
   private closed = false;
@@ -54,6 +56,7 @@ export class FallbackBudgetStore implements BudgetStore {
   }
 
   async take(licensee: string, now: number, limit: number, windowMs: number) {
+    this.limits.set(licensee, limit);
     const sends = this.sendsOf(licensee, now);
     if (!this.local) {
       try {
@@ -65,7 +68,7 @@ export class FallbackBudgetStore implements BudgetStore {
         this.failed(error);
       }
     }
-    const localLimit = Math.max(1, Math.floor(limit * this.options.share));
+    const localLimit = this.localLimit(limit);
     if (sends.size < localLimit) {
       const slot = `${this.connection.replicaId}:local:${++this.next}`;
       sends.set(slot, { slot, takenAt: now });
@@ -90,7 +93,15 @@ export class FallbackBudgetStore implements BudgetStore {
         this.failed(error);
       }
     }
-    return freeTimesOf(this.sendsOf(licensee, now), windowMs);
+    // The part of the limit that is other replicas' share counts as taken, so the budget's
+    // projection refuses at once a waiter whose slot cannot come in time, as with Redis.
+    const limit = this.limits.get(licensee) ?? 0;
+    const othersShare = Array<number>(Math.max(0, limit - this.localLimit(limit))).fill(Infinity);
+    return [...freeTimesOf(this.sendsOf(licensee, now), windowMs), ...othersShare];
+  }
+
+  private localLimit(limit: number): number {
+    return Math.max(1, Math.floor(limit * this.options.share));
   }
 
   /** Stops probing for Redis. */
