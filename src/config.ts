@@ -35,11 +35,24 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Settings whose values are never shown in an error. */
-const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET']);
+/** Settings whose values are never shown in an error (a Redis URL may hold a password). */
+const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL']);
 
-/** Settings of the architecture that later issues build: refused rather than silently ignored. */
-const notYet = () => z.string().refine(() => false, 'is not supported by this version of the gateway yet').optional();
+/** redis:// or rediss:// (TLS) with a host; a password, user and database number may be in it. */
+function isRedisUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A share like 0.25 or a fraction like 1/3. */
+function parseShare(text: string): number {
+  const fraction = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  return fraction ? Number(fraction[1]) / Number(fraction[2]) : Number(text);
+}
 
 const envSchema = z
   .object({
@@ -73,7 +86,14 @@ const envSchema = z
       .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
       .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
       .default([]),
-    REDIS_URL: notYet(),
+    REDIS_URL: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL like redis://:password@redis.internal:6379/0').optional(),
+    REDIS_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1 to 64 letters, digits or _ : . -').default('rgw:'),
+    // Each replica's own share of the budget while Redis is away: 1/3 suits three replicas.
+    REDIS_FALLBACK_SHARE: z
+      .string()
+      .transform(parseShare)
+      .pipe(z.number('must be a number or a fraction like 1/3').gt(0, 'must be more than 0').max(1, 'must be at most 1'))
+      .default(1 / 3),
     // Default: api-key with LICENSEES_FILE, none without (see authMode).
     GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt'], 'must be none, api-key or jwt').optional(),
     // RFC 7518 section 3.2: an HS256 key has at least 256 bits.
@@ -106,6 +126,9 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
     }
   } else if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
     problem('UPSTREAM_KEY', 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL (or LICENSEES_FILE)');
+  }
+  if (!env.REDIS_URL) {
+    for (const name of ['REDIS_PREFIX', 'REDIS_FALLBACK_SHARE']) if (env[name]) problem(name, 'is only used with REDIS_URL: set REDIS_URL or unset it');
   }
   const mode = authMode(env);
   if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
@@ -163,6 +186,8 @@ export interface Config {
   queryLimits: QueryLimits;
   /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
   trustedDocuments?: TrustedDocuments;
+  /** REDIS_URL: tokens, budget and cache shared by replicas through Redis; unset, each process keeps its own. */
+  redis?: { url: string; prefix: string; fallbackShare: number };
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
   /** RESPONSE_CACHE and RESPONSE_CACHE_TTLS: whole answers kept per licensee and client scopes (src/response-cache). */
@@ -225,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
+    ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } } : {}),
     corsOrigins: e.CORS_ORIGINS,
     responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createLogger } from './logger.ts';
+import { openRedis, RedisUnreachableError, type RedisConnection } from './redis.ts';
 import { createGateway } from './server.ts';
+import { sharedStores, type SharedStores } from './upstream/stores/redis-stores.ts';
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
 let config;
@@ -21,6 +23,22 @@ process.on('unhandledRejection', (reason) => {
   logger.error({ err: reason instanceof Error ? reason : String(reason) }, 'unhandled rejection');
 });
 
+// With REDIS_URL, replicas share tokens, budget and cache; a Redis not reachable at start is a
+// setting to fix, like a bad value (exit 2), rather than a gateway that half works.
+let shared: { redis: RedisConnection; stores: SharedStores } | undefined;
+if (config.redis) {
+  try {
+    const redis = await openRedis(config.redis);
+    const stores = await sharedStores(redis, { windowMs: config.upstream.rateWindowMs, timeoutMs: config.upstream.timeoutMs, fallbackShare: config.redis.fallbackShare, logger: logger.child({ component: 'redis' }) });
+    shared = { redis, stores };
+  } catch (error) {
+    if (!(error instanceof RedisUnreachableError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
+  logger.info({ prefix: config.redis.prefix }, 'tokens, rate budget and cache are shared through Redis');
+}
+
 let emulator: Emulator | undefined;
 let upstreamBaseUrl = config.upstreamBaseUrl;
 if (!upstreamBaseUrl) {
@@ -32,7 +50,7 @@ if (!upstreamBaseUrl) {
   logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');
 }
 
-const gateway = createGateway({ ...config, upstreamBaseUrl }, logger);
+const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
 const server = createServer(gateway.yoga);
 server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve, reject) => {
@@ -55,6 +73,7 @@ async function shutdown(signal: string): Promise<void> {
   server.closeIdleConnections();
   await closed;
   await gateway.close();
+  await shared?.redis.close();
   await emulator?.close();
   clearTimeout(force);
   console.log('Reservation gateway stopped cleanly');

@@ -17,12 +17,16 @@ import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { useGatewayResponseCache } from './response-cache/plugin.ts';
+import type { CachedType } from './response-cache/ttls.ts';
+import { RedisFanout } from './upstream/stores/redis-fanout.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
 import type { TenantLicensee } from './licensees.ts';
+import type { RedisConnection } from './redis.ts';
+import type { SharedStores } from './upstream/stores/redis-stores.ts';
 
 /** The query GraphiQL opens on; also a typed test operation (codegen reads the same file). */
 export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', import.meta.url), 'utf8');
@@ -39,10 +43,16 @@ export interface Gateway {
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
  */
-export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming } = {}): Gateway {
+export function createGateway(
+  config: Config & { upstreamBaseUrl: string },
+  logger?: Logger,
+  options: { keySetTiming?: KeySetTiming; shared?: { redis: RedisConnection; stores: SharedStores } } = {},
+): Gateway {
+  const { shared } = options;
   const upstream = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
     ...config.upstream,
+    ...(shared ? { stores: shared.stores } : {}),
     logger: logger?.child({ component: 'upstream' }),
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
@@ -50,7 +60,12 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const operations = new OperationRecords();
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
-  const responseCache = config.responseCache.enabled ? useGatewayResponseCache({ ttls: config.responseCache.ttls }) : undefined;
+  // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
+  const invalidations = shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
+  const responseCache = config.responseCache.enabled
+    ? useGatewayResponseCache({ ttls: config.responseCache.ttls, ...(invalidations ? { onInvalidated: (licensee, types) => invalidations.publish({ licensee, types }) } : {}) })
+    : undefined;
+  const unsubscribe = invalidations && responseCache && invalidations.subscribe(({ licensee, types }) => responseCache.invalidate(licensee, types));
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -73,7 +88,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     plugins: [
       // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
-      useReadiness(upstream, config.licensees),
+      useReadiness(upstream, config.licensees, shared),
       useAuthentication(authenticatorFor(config.auth, config.licensees, options.keySetTiming), principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
@@ -93,7 +108,16 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useAuditResult(operations),
     ],
   });
-  return { yoga, upstream, clearResponseCache: () => responseCache?.clear(), close: () => upstream.close() };
+  return {
+    yoga,
+    upstream,
+    clearResponseCache: () => responseCache?.clear(),
+    async close() {
+      await (await unsubscribe)?.();
+      shared?.stores.close();
+      await upstream.close();
+    },
+  };
 }
 
 /** The request's principal, or undefined for a request the authentication refused (or never saw). */
@@ -117,15 +141,18 @@ function graphiqlCredentialHint(mode: Config['auth']['mode']): { headers?: strin
 
 /**
  * `/ready`: answered from the upstream layer's state within a second (token held, last success,
- * breaker) for every licensee at once, listed by id; 503 unless all are ready.
+ * breaker) for every licensee at once, listed by id; 503 unless all are ready. With REDIS_URL it
+ * also names Redis: whether it is reached and whether the budget is shared or this replica's
+ * fallback share. A lost Redis does not make the gateway unready: it keeps serving on its share.
  */
-function useReadiness(upstream: UpstreamClient, licensees: readonly TenantLicensee[]): Plugin {
+function useReadiness(upstream: UpstreamClient, licensees: readonly TenantLicensee[], shared?: { redis: RedisConnection; stores: SharedStores }): Plugin {
   return {
     async onRequest({ url, endResponse, fetchAPI }) {
       if (url.pathname !== '/ready') return;
       const each = await Promise.all(licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.upstream) })));
       const ready = each.every((licensee) => licensee.ready);
-      endResponse(new fetchAPI.Response(JSON.stringify({ ready, licensees: each }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
+      const redis = shared ? { redis: { connected: shared.redis.connected(), budget: shared.stores.budget.isShared() ? 'shared' : 'local share' } } : {};
+      endResponse(new fetchAPI.Response(JSON.stringify({ ready, licensees: each, ...redis }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
     },
   };
 }

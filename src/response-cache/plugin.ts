@@ -23,12 +23,19 @@ import { CHANGED_BY_MUTATION } from './writes.ts';
 export interface ResponseCacheSettings {
   ttls: Record<CachedType, number>;
   limits?: StoreLimits;
+  /**
+   * Told of what our own mutation changed, after dropping it here; awaited before the mutation's
+   * answer goes out (replicas pass it on to each other's caches: server.ts).
+   */
+  onInvalidated?: (licensee: string, types: CachedType[]) => Promise<void>;
 }
 
 export interface ResponseCache {
   plugins: Plugin[];
   /** Forgets every answer of every licensee (tests that count upstream calls start from here). */
   clear(): void;
+  /** Drops a licensee's answers holding these types (another replica's mutation). */
+  invalidate(licensee: string, types: readonly CachedType[]): void;
 }
 
 export function useGatewayResponseCache(settings: ResponseCacheSettings): ResponseCache {
@@ -39,6 +46,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     if (!store) stores.set(licensee, (store = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS)));
     return store;
   };
+  const invalidate = (licensee: string, types: readonly CachedType[]) => stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
   const incremental = new WeakSet<object>();
   const plugins: Plugin[] = [
     {
@@ -72,12 +80,17 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
         for (const selection of operation.selectionSet.selections) {
           if (selection.kind === Kind.FIELD) for (const type of CHANGED_BY_MUTATION[selection.name.value] ?? []) changed.add(type);
         }
-        const store = storeOf(args.contextValue as unknown as GatewayContext);
-        return { onExecuteDone: () => store.invalidate([...changed].map((typename) => ({ typename }))) };
+        const licensee = (args.contextValue as unknown as GatewayContext).principal.licenseeId;
+        return {
+          onExecuteDone: async () => {
+            await invalidate(licensee, [...changed]);
+            await settings.onInvalidated?.(licensee, [...changed]);
+          },
+        };
       },
     },
   ];
-  return { plugins, clear: () => stores.clear() };
+  return { plugins, clear: () => stores.clear(), invalidate: (licensee, types) => void invalidate(licensee, types) };
 }
 
 const incrementalDocuments = new WeakMap<DocumentNode, boolean>();

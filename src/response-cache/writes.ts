@@ -8,7 +8,8 @@ import type { CachedType } from './ttls.ts';
  * select, pickup that returns only a count). A test checks that every mutation is listed here.
  */
 export const CHANGED_BY_MUTATION: Readonly<Record<string, readonly CachedType[]>> = {
-  upsertAttendee: ['Attendee'],
+  // With updateReservation the attendee's reservations take the new contact details.
+  upsertAttendee: ['Attendee', 'Reservation'],
   // An answer shows its question.
   saveEventQuestion: ['EventQuestion', 'AttendeeAnswer'],
   createCustomField: ['CustomField'],

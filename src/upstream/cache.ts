@@ -7,6 +7,8 @@ export interface CacheStore {
   set(key: string, value: unknown, ttlMs: number, tags: string[]): Promise<void>;
   dropTag(tag: string): Promise<void>;
   clear(): Promise<void>;
+  /** Optional, for a store shared by replicas: told of each tag another replica dropped. */
+  onDropped?(listener: (tag: string) => void): void;
 }
 
 export class MemoryCacheStore implements CacheStore {

@@ -22,6 +22,11 @@ export interface BudgetStore {
   finish(licensee: string, slot: string, at: number): Promise<void>;
   /** When each counted slot leaves the window, soonest first (Infinity for calls in flight). */
   freeTimes(licensee: string, now: number, windowMs: number): Promise<number[]>;
+  /**
+   * Optional, for a store shared by replicas: told when another replica's call finished, so that
+   * waiters which found every slot in flight (no time to wake at) look again.
+   */
+  onSlotFreed?(listener: (licensee: string) => void): void;
 }
 
 interface SlotEntry {
@@ -127,6 +132,9 @@ export class RateBudget {
     this.effectiveLimit = this.withMargin(options.limit);
     this.store = options.store ?? new MemoryBudgetStore();
     this.now = options.now ?? Date.now;
+    this.store.onSlotFreed?.((licensee) => {
+      if (!this.closed && this.queues.has(licensee)) void this.pump(licensee);
+    });
   }
 
   /**

@@ -19,6 +19,11 @@ export interface TokenStore {
   set(licensee: string, held: HeldToken): Promise<void>;
   /** Drops the token only if it is still the one held. */
   drop(licensee: string, token: string): Promise<void>;
+  /**
+   * Optional, for a store shared by replicas: obtains and stores a token under a lock they all
+   * respect, or returns one `usable` accepts that another replica stored meanwhile.
+   */
+  renew?(licensee: string, usable: (held: HeldToken) => boolean, obtain: () => Promise<HeldToken>): Promise<HeldToken>;
 }
 
 export class MemoryTokenStore implements TokenStore {
@@ -31,6 +36,10 @@ export class MemoryTokenStore implements TokenStore {
   }
   async drop(licensee: string, token: string) {
     if (this.tokens.get(licensee)?.token === token) this.tokens.delete(licensee);
+  }
+  /** Every licensee's token held (a shared store writes them back into a Redis that restarted empty). */
+  entries(): [string, HeldToken][] {
+    return [...this.tokens.entries()];
   }
 }
 
@@ -123,9 +132,14 @@ export class TokenManager {
   }
 
   private async obtain(licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> {
-    const obtainedAt = this.now();
-    const token = await this.authenticate(licensee, attempts);
-    await this.store.set(licensee.id, { token, obtainedAt });
-    return token;
+    const fresh = async (): Promise<HeldToken> => {
+      const obtainedAt = this.now();
+      return { token: await this.authenticate(licensee, attempts), obtainedAt };
+    };
+    // Replicas sharing a store: one of them authenticates, the others take what it stored.
+    if (this.store.renew) return (await this.store.renew(licensee.id, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh)).token;
+    const held = await fresh();
+    await this.store.set(licensee.id, held);
+    return held.token;
   }
 }

@@ -16,7 +16,10 @@ export class SharedReads {
   constructor(
     private readonly cache: CacheStore,
     private readonly pageTtlMs = 0,
-  ) {}
+  ) {
+    // Another replica's mutation: reads in flight here may predate it too, so none joins them.
+    cache.onDropped?.((tag) => this.generations.set(tag, this.generation(tag) + 1));
+  }
 
   readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
     const { endpoint } = call;

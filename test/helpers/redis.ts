@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export const REDIS_INSTALL_HINT = 'no redis-server found: set REDIS_SERVER_PATH, or install it (Debian/Ubuntu: `apt-get install redis-server`)';
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `REDIS_SERVER_PATH` when set, else `redis-server` on PATH; undefined when there is none. */
+export function findRedisServer(env: Record<string, string | undefined> = process.env): string | undefined {
+  if (env.REDIS_SERVER_PATH) return executable(env.REDIS_SERVER_PATH) ? env.REDIS_SERVER_PATH : undefined;
+  return (env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, 'redis-server'))
+    .find(executable);
+}
+
+/**
+ * Whether the Redis tests run: with redis-server yes; without it they are skipped with a message
+ * saying how to install it, except under REQUIRE_REDIS=1 (CI), where a missing one fails.
+ */
+export function redisServerOrSkip(env: Record<string, string | undefined> = process.env): string | undefined {
+  const found = findRedisServer(env);
+  if (found) return found;
+  if (env.REQUIRE_REDIS === '1') throw new Error(`REQUIRE_REDIS=1 but ${REDIS_INSTALL_HINT}`);
+  console.warn(`Skipping the Redis tests: ${REDIS_INSTALL_HINT}`);
+  return undefined;
+}
+
+/** A redis-server of the test's own, on a free loopback port, with no persistence, in a temp dir. */
+export interface TestRedis {
+  url: string;
+  port: number;
+  /** Stops the server (its data is gone: nothing is saved). */
+  stop(): Promise<void>;
+  /** Starts it again, empty, on the same port. */
+  start(): Promise<void>;
+  /** A client of the test's own (closed by `stop`). */
+  client(): Redis;
+  /** Stops the server and removes its directory. */
+  close(): Promise<void>;
+}
+
+export async function startRedis(serverPath: string): Promise<TestRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-redis-'));
+  let child: ChildProcess | undefined;
+  const clients: Redis[] = [];
+  const url = `redis://127.0.0.1:${port}`;
+
+  const start = async () => {
+    child = spawn(serverPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    for (let attempt = 0; ; attempt++) {
+      const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => {});
+      try {
+        await probe.connect();
+        await probe.ping();
+        probe.disconnect();
+        return;
+      } catch {
+        probe.disconnect();
+        if (attempt > 100) throw new Error(`redis-server did not start on port ${port}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  };
+  const stop = async () => {
+    for (const c of clients.splice(0)) c.disconnect();
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return {
+    url,
+    port,
+    start,
+    stop,
+    client() {
+      const c = new Redis(url, { maxRetriesPerRequest: 0 });
+      c.on('error', () => {});
+      clients.push(c);
+      return c;
+    },
+    async close() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A gateway in a process of its own (`node --import tsx src/main.ts`), as a replica runs in production. */
+export interface Replica {
+  /** Its /graphql address. */
+  url: string;
+  /** Everything it wrote to stdout and stderr so far (pino lines and the ready line). */
+  output(): string;
+  /** Asks it to stop (SIGTERM) and waits until it has. */
+  stop(): Promise<void>;
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Starts `src/main.ts` on a free port with `env` added; resolves once it says it is ready. */
+export function startReplica(env: Record<string, string>): Promise<Replica> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const ready = /Reservation gateway ready at (\S+) /.exec(output);
+      if (!ready) return;
+      child.stdout!.off('data', onData);
+      child.stdout!.on('data', (more: Buffer) => void (output += more.toString()));
+      resolve({
+        url: ready[1]!,
+        output: () => output,
+        async stop() {
+          if (child.exitCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`the replica exited with ${code} before it was ready:\n${output}`)));
+  });
+}
+
+export interface Answer {
+  status: number;
+  body: { data?: unknown; errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[] };
+}
+
+/** Posts one GraphQL document to a replica. */
+export async function post(url: string, query: string, variables: Record<string, unknown> = {}): Promise<Answer> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query, variables }) });
+  return { status: res.status, body: (await res.json()) as Answer['body'] };
+}

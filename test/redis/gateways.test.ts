@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { openRedis, type RedisConnection } from '../../src/redis.ts';
+import { createGateway, type Gateway } from '../../src/server.ts';
+import { sharedStores } from '../../src/upstream/stores/redis-stores.ts';
+import { QuestionsDocument, SaveEventQuestionDocument } from '../operations/generated.ts';
+import { print } from 'graphql';
+import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
+
+const serverPath = redisServerOrSkip();
+
+/** Two gateways (replicas) in this process, each with its own Redis connection, over one emulator. */
+describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
+  let redis: TestRedis;
+  let emulator: Emulator;
+  const replicas: { gateway: Gateway; connection: RedisConnection }[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis(serverPath!);
+    emulator = await startEmulator({ port: 0, rateLimit: false });
+    const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL: redis.url, REDIS_PREFIX: 'gateways:' });
+    for (let n = 0; n < 2; n++) {
+      const connection = await openRedis(config.redis!);
+      const stores = await sharedStores(connection, { windowMs: 60_000, timeoutMs: 5_000, fallbackShare: 1 / 3 });
+      replicas.push({ gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, { shared: { redis: connection, stores } }), connection });
+    }
+  });
+  afterAll(async () => {
+    for (const { gateway, connection } of replicas) {
+      await gateway.close();
+      await connection.close();
+    }
+    await emulator?.close();
+    await redis?.close();
+  });
+
+  const exec = async (replica: number, document: Parameters<typeof print>[0], variables: Record<string, unknown>) => {
+    const res = await replicas[replica]!.gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query: print(document), variables }),
+    });
+    return (await res.json()) as { data?: { event?: { questions: { questionId: number; question: string }[] } }; errors?: unknown[] };
+  };
+  const calls = (endpoint: string) => emulator.state.log.filter((entry) => entry.endpoint === endpoint).length;
+
+  it('a mutation through replica 1 is visible to a read through replica 2 at once (each kept its own cache before)', async () => {
+    const before = await exec(1, QuestionsDocument, { eventId: 5001 });
+    expect(before.errors).toBeUndefined();
+    expect(before.data!.event!.questions.map((q) => q.questionId)).not.toContain(77);
+    // Replica 1 reads replica 2's cached answers (the event's and the default questions): no upstream call.
+    const reads = calls('geteventquestions');
+    await exec(0, QuestionsDocument, { eventId: 5001 });
+    expect(calls('geteventquestions')).toBe(reads);
+
+    const saved = await exec(0, SaveEventQuestionDocument, { input: { eventId: 5001, questionId: 77, question: 'Shuttle from the airport?', type: 'TEXT_AREA', enabled: true } });
+    expect(saved.errors).toBeUndefined();
+    const after = await exec(1, QuestionsDocument, { eventId: 5001 });
+    expect(after.data!.event!.questions).toContainEqual(expect.objectContaining({ questionId: 77, question: 'Shuttle from the airport?' }));
+    // One authenticate for both replicas.
+    expect(calls('authenticate')).toBe(1);
+  });
+
+  it('/ready names Redis: reached, and the budget shared', async () => {
+    const res = await replicas[0]!.gateway.yoga.fetch('http://yoga/ready');
+    expect(await res.json()).toMatchObject({ redis: { connected: true, budget: 'shared' } });
+  });
+});

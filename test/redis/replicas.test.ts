@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import type { LogEntry } from '../../src/emulator/state.ts';
+import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { post, startReplica, type Answer, type Replica } from '../helpers/replicas.ts';
+
+const serverPath = redisServerOrSkip();
+
+/** A short real window on both sides, so that three windows of load fit a test of seconds. */
+const LIMIT = 60;
+const WINDOW_MS = 4_000;
+/** What the three replicas may send together per window: the limit less the 5 % margin. */
+const BUDGET = Math.floor(LIMIT * 0.95);
+const RESERVATION = 'query ($n: Int!) { event(eventId: 5002) { reservation(reservationNumber: $n) { reservationNumber } } }';
+
+/** Issue 12's acceptance: three gateway processes on one Redis and one emulator behave as one budget and one token. */
+describe.skipIf(!serverPath)('three replicas on one Redis', () => {
+  let redis: TestRedis;
+  let emulator: Emulator;
+  let replicas: Replica[] = [];
+  let runs = 0;
+
+  beforeAll(async () => {
+    redis = await startRedis(serverPath!);
+  });
+  afterEach(async () => {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    replicas = [];
+    await emulator?.close();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  async function startAll(): Promise<void> {
+    emulator = await startEmulator({ port: 0, rateLimit: LIMIT, rateWindowMs: WINDOW_MS });
+    const prefix = `run${++runs}:`;
+    replicas = await Promise.all(
+      [1, 2, 3].map((n) =>
+        startReplica({
+          UPSTREAM_BASE_URL: emulator.url,
+          UPSTREAM_KEY: 'demo-key-1001',
+          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+          UPSTREAM_RATE_LIMIT: String(LIMIT),
+          UPSTREAM_RATE_WINDOW_MS: String(WINDOW_MS),
+          UPSTREAM_DEADLINE_MS: '1500',
+          UPSTREAM_USER_AGENT: `replica-${n}`,
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: prefix,
+          LOG_LEVEL: 'info',
+        }),
+      ),
+    );
+  }
+
+  /** Distinct reservations, 3 × the budget per window, spread evenly over `windows` windows, round robin over the replicas. */
+  async function load(windows: number, during?: (elapsedMs: number) => void): Promise<Answer[]> {
+    const total = 3 * BUDGET * windows;
+    const gapMs = (WINDOW_MS * windows) / total;
+    const started = Date.now();
+    const answers: Promise<Answer>[] = [];
+    for (let i = 0; i < total; i++) {
+      const waitMs = started + i * gapMs - Date.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      during?.(Date.now() - started);
+      answers.push(post(replicas[i % 3]!.url, RESERVATION, { n: 700_000 + runs * 10_000 + i }));
+    }
+    return Promise.all(answers);
+  }
+
+  it('under 3 × the budget for three windows: never over the limit in any window, no 429, one authenticate, no 5xx, the rest RATE_LIMITED', async () => {
+    await startAll();
+    const answers = await load(3);
+
+    const log = emulator.state.log;
+    expect(busiest(log, WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
+    expect(log.filter((entry) => entry.status === 429)).toEqual([]);
+    expect(log.filter((entry) => entry.endpoint === 'authenticate')).toHaveLength(1);
+    // The emulator's log tells the replicas apart: each of them sent calls.
+    expect(new Set(log.map((entry) => entry.userAgent))).toEqual(new Set(['replica-1', 'replica-2', 'replica-3']));
+    expectOnlyDataOrRateLimited(answers);
+    // Every call sent served a client (none was wasted), at least the first window's worth (less
+    // the authenticate and each replica's getevent); how many later windows serve is the machine's timing.
+    const served = answers.filter((answer) => !answer.body.errors).length;
+    expect(served).toBe(log.filter((entry) => entry.endpoint === 'getreservation').length);
+    expect(served).toBeGreaterThanOrEqual(BUDGET - 4);
+  }, 60_000);
+
+  it('with Redis stopped for a whole window mid-load: no 5xx, each replica within its share meanwhile, all back on Redis after', async () => {
+    await startAll();
+    let stoppedAt = Infinity;
+    let startedAt = Infinity;
+    const outage: Promise<void>[] = [];
+    const answers = await load(4, (elapsedMs) => {
+      if (elapsedMs >= WINDOW_MS && stoppedAt === Infinity) {
+        stoppedAt = Date.now();
+        outage.push(redis.stop());
+      }
+      if (elapsedMs >= 2.25 * WINDOW_MS && startedAt === Infinity) {
+        startedAt = Date.now();
+        outage.push(outage[0]!.then(() => redis.start()));
+      }
+    });
+    await Promise.all(outage);
+    // Once back, every replica returns to Redis on its own (reconnection, then its sends written back).
+    await until(() => replicas.every((replica) => /Redis reachable again/.test(replica.output())));
+
+    expectOnlyDataOrRateLimited(answers);
+    for (const replica of replicas) {
+      const redisLines = replica.output().split('\n').filter((line) => line.includes('Redis')).join('\n');
+      expect(replica.output().match(/Redis unreachable/g), redisLines).toHaveLength(1);
+      expect(replica.output().match(/Redis reachable again/g), redisLines).toHaveLength(1);
+    }
+    // While Redis was away, each replica kept to its share (1/3 of the budget) in every window.
+    const away = emulator.state.log.filter((entry) => Date.parse(entry.at) > stoppedAt + 100 && Date.parse(entry.at) < startedAt);
+    for (const n of [1, 2, 3]) expect(busiest(away.filter((entry) => entry.userAgent === `replica-${n}`), WINDOW_MS)).toBeLessThanOrEqual(Math.floor(BUDGET / 3));
+    expect(emulator.state.log.filter((entry) => entry.endpoint === 'authenticate')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe.skipIf(!serverPath)('a replica whose Redis cannot be reached at start', () => {
+  it('says so naming REDIS_URL (password hidden) and exits 2 within 10 s', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: { PATH: process.env.PATH, PORT: '0', REDIS_URL: 'redis://:hunter2@127.0.0.1:1', LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(output).toContain('REDIS_URL: cannot reach Redis at redis://:***@127.0.0.1:1');
+    expect(output).not.toContain('hunter2');
+  }, 15_000);
+});
+
+/** Clients see data, or RATE_LIMITED with a time to come back: never a 5xx, never another error. */
+function expectOnlyDataOrRateLimited(answers: Answer[]): void {
+  expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
+  const failures = answers.flatMap((answer) => answer.body.errors ?? []);
+  for (const error of failures) expect(error.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
+}
+
+/** The most calls the log holds inside any rolling window. */
+function busiest(log: readonly LogEntry[], windowMs: number): number {
+  const times = log.map((entry) => Date.parse(entry.at)).sort((a, b) => a - b);
+  let most = 0;
+  for (let end = 0, start = 0; end < times.length; end++) {
+    while (times[end]! - times[start]! >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let polls = 0; !condition(); polls++) {
+    if (polls > 300) throw new Error('the condition was never reached');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
