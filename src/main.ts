@@ -1,3 +1,4 @@
+import './production.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { freePort, startCommand, startProcess, type Started } from '../lib.ts';
+import { freePort, startCommand, type Started } from '../lib.ts';
 
 /**
  * The systems compared side by side, each started against one emulator URL. Only `ours` is the
@@ -30,8 +30,9 @@ const READY = /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/;
  * Our gateway, configured as bench/gateway.ts does. The one place that says how it starts (the lead
  * switches it to the built dist/ here).
  */
+/** Ours as `npm start` runs it: dist/ (rebuilt first when stale), in the process that is measured. */
 export function startOurs(env: Record<string, string>): Promise<Started> {
-  return startProcess('src/main.ts', [], { PORT: '0', UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', ...QUIET, ...env }, READY);
+  return startCommand(['scripts/start.mjs'], { env: { PORT: '0', UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', ...QUIET, ...env }, pattern: READY });
 }
 
 /** `npm ci` in a peer's folder when its node_modules is missing (the lock file is committed). */
