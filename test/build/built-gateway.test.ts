@@ -32,7 +32,7 @@ beforeAll(async () => {
     gateway.stderr!.on('data', read);
     gateway.once('exit', (code) => reject(new Error(`dist/main.js exited with ${code}:\n${output}`)));
   });
-}, 25_000);
+}, 60_000); // a build and a start: seconds, but minutes on a machine shared by several test runs
 
 afterAll(async () => {
   if (gateway?.exitCode === null) {
