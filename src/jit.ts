@@ -1,6 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { BREAK, getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, visit, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { defersOrStreams } from './incremental.ts';
 
 /**
  * Execution compiled once per document by graphql-jit instead of interpreted field by field: a
@@ -8,22 +9,8 @@ import type { Plugin } from 'graphql-yoga';
  * `docs/benchmarks.md`). GRAPHQL_JIT=off goes back to graphql-js.
  */
 export function useCompiledExecution(): Plugin[] {
+  // graphql-jit knows neither @defer nor @stream: such documents run on graphql-tools' executor.
   return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: ({ document }) => !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS }) as Plugin];
-}
-
-/** graphql-jit knows neither @defer nor @stream: such documents run on graphql-tools' executor, which does. */
-export function defersOrStreams(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    Directive(node) {
-      if (node.name.value === 'defer' || node.name.value === 'stream') {
-        found = true;
-        return BREAK;
-      }
-      return undefined;
-    },
-  });
-  return found;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { useResponseCache } from '@envelop/response-cache';
-import { getOperationAST, Kind, print, visit, BREAK, type DocumentNode } from 'graphql';
+import { getOperationAST, Kind, print, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { defersOrStreams } from '../incremental.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
 import { FALLBACK_TTL, type CachedType } from './ttls.ts';
@@ -52,7 +53,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     {
       // Marks the operations the cache must leave alone, before it looks them up.
       onExecute({ args }) {
-        if (isIncremental(args.document)) incremental.add(args.contextValue as object);
+        if (defersOrStreams(args.document)) incremental.add(args.contextValue as object);
       },
     },
     // Envelop's plugin is typed by the context it reads; Yoga's list holds plugins of its initial context.
@@ -91,27 +92,6 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     },
   ];
   return { plugins, clear: () => stores.clear(), invalidate: (licensee, types) => void invalidate(licensee, types) };
-}
-
-const incrementalDocuments = new WeakMap<DocumentNode, boolean>();
-
-/** Whether a document uses `@defer` or `@stream` anywhere (fragments included); memoized per document. */
-function isIncremental(document: DocumentNode): boolean {
-  let found = incrementalDocuments.get(document);
-  if (found === undefined) {
-    found = false;
-    visit(document, {
-      Directive(node) {
-        if (node.name.value === 'defer' || node.name.value === 'stream') {
-          found = true;
-          return BREAK;
-        }
-        return undefined;
-      },
-    });
-    incrementalDocuments.set(document, found);
-  }
-  return found;
 }
 
 const printedDocuments = new WeakMap<DocumentNode, string>();

@@ -1,11 +1,10 @@
-import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { loadConfig } from '../../src/config.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/server.ts';
+import { findProgram, programOrSkip, type SystemProgram } from './system-program.ts';
 
 /** Names Chromium goes by on PATH, in the order they are tried. */
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -13,28 +12,14 @@ const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-c
 export const INSTALL_HINT =
   'no Chromium found: set CHROMIUM_PATH to a Chromium or Chrome binary, or install one (Debian/Ubuntu: `apt-get install chromium`)';
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const CHROMIUM: SystemProgram = { tests: 'browser', pathVariable: 'CHROMIUM_PATH', names: NAMES, requireVariable: 'REQUIRE_BROWSER', installHint: INSTALL_HINT };
 
 /**
  * The browser the browser tests drive: `CHROMIUM_PATH` when set, else the first of the usual names
  * on `PATH`; undefined when there is none. playwright-core downloads nothing here.
  */
 export function findChromium(env: Record<string, string | undefined> = process.env): string | undefined {
-  if (env.CHROMIUM_PATH) return executable(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
-  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    for (const name of NAMES) {
-      const candidate = join(dir, name);
-      if (executable(candidate)) return candidate;
-    }
-  }
-  return undefined;
+  return findProgram(CHROMIUM, env);
 }
 
 /**
@@ -42,11 +27,7 @@ export function findChromium(env: Record<string, string | undefined> = process.e
  * saying how to install one, except under REQUIRE_BROWSER=1 (CI), where a missing browser fails.
  */
 export function browserOrSkip(env: Record<string, string | undefined> = process.env): string | undefined {
-  const found = findChromium(env);
-  if (found) return found;
-  if (env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${INSTALL_HINT}`);
-  console.warn(`Skipping the browser tests: ${INSTALL_HINT}`);
-  return undefined;
+  return programOrSkip(CHROMIUM, env);
 }
 
 /** A gateway on a real port over its own emulator, and headless Chromium to open it in. */

@@ -1,29 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { findProgram, programOrSkip, type SystemProgram } from './system-program.ts';
 
 export const REDIS_INSTALL_HINT = 'no redis-server found: set REDIS_SERVER_PATH, or install it (Debian/Ubuntu: `apt-get install redis-server`)';
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const REDIS_SERVER: SystemProgram = { tests: 'Redis', pathVariable: 'REDIS_SERVER_PATH', names: ['redis-server'], requireVariable: 'REQUIRE_REDIS', installHint: REDIS_INSTALL_HINT };
 
 /** `REDIS_SERVER_PATH` when set, else `redis-server` on PATH; undefined when there is none. */
 export function findRedisServer(env: Record<string, string | undefined> = process.env): string | undefined {
-  if (env.REDIS_SERVER_PATH) return executable(env.REDIS_SERVER_PATH) ? env.REDIS_SERVER_PATH : undefined;
-  return (env.PATH ?? '')
-    .split(delimiter)
-    .filter(Boolean)
-    .map((dir) => join(dir, 'redis-server'))
-    .find(executable);
+  return findProgram(REDIS_SERVER, env);
 }
 
 /**
@@ -31,11 +20,7 @@ export function findRedisServer(env: Record<string, string | undefined> = proces
  * saying how to install it, except under REQUIRE_REDIS=1 (CI), where a missing one fails.
  */
 export function redisServerOrSkip(env: Record<string, string | undefined> = process.env): string | undefined {
-  const found = findRedisServer(env);
-  if (found) return found;
-  if (env.REQUIRE_REDIS === '1') throw new Error(`REQUIRE_REDIS=1 but ${REDIS_INSTALL_HINT}`);
-  console.warn(`Skipping the Redis tests: ${REDIS_INSTALL_HINT}`);
-  return undefined;
+  return programOrSkip(REDIS_SERVER, env);
 }
 
 /** A redis-server of the test's own, on a free loopback port, with no persistence, in a temp dir. */

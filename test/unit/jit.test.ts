@@ -1,6 +1,7 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { defersOrStreams, expandedFields } from '../../src/jit.ts';
+import { defersOrStreams } from '../../src/incremental.ts';
+import { expandedFields } from '../../src/jit.ts';
 import { loadConfig } from '../../src/config.ts';
 
 describe('which documents graphql-jit compiles', () => {
