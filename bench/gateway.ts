@@ -1,5 +1,5 @@
 import { sampleRss } from './compare/rss.ts';
-import { authenticate, DURATION_S, load, machine, RUNS, startProcess, stop, summary, WARMUP_S } from './lib.ts';
+import { authenticate, DURATION_S, load, machine, RUNS, startBenchGateway, startProcess, stop, summary, WARMUP_S } from './lib.ts';
 
 /**
  * The gateway under load, against the emulator in its own process (rate limits lifted on both
@@ -24,14 +24,7 @@ let peakRss = 0;
 
 for (let run = 0; run < RUNS; run++) {
   const emulator = await startProcess('src/emulator/main.ts', ['--port', '0', '--no-rate-limit']);
-  const gateway = await startProcess('src/main.ts', [], {
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    UPSTREAM_BASE_URL: emulator.url,
-    UPSTREAM_KEY: 'demo-key-1001',
-    UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-    UPSTREAM_RATE_LIMIT: '100000',
-  }, /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/);
+  const gateway = await startBenchGateway(emulator.url);
   const rss = sampleRss(gateway.child.pid!);
   const gql = (query: string) => ({ url: `${gateway.url}/graphql`, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
   record('EventPage, 50 connections', await load({ ...gql(EVENT_PAGE), connections: 50 }));

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { findRedisServer, REDIS_INSTALL_HINT, startRedis } from '../test/helpers/redis.ts';
-import { DURATION_S, machine, RUNS, startProcess, stop, summary, WARMUP_S, type Started } from './lib.ts';
+import { DURATION_S, machine, RUNS, startBenchGateway, startProcess, stop, summary, WARMUP_S, type Started } from './lib.ts';
 
 /**
  * Issue 12: throughput of one gateway against three, all on one Redis (budget, token and cache
@@ -40,21 +40,10 @@ for (let run = 0; run < RUNS; run++) {
     const emulator = await startProcess('src/emulator/main.ts', ['--port', '0', '--no-rate-limit']);
     const gateways = await Promise.all(
       Array.from({ length: count }, (_, n) =>
-        startProcess(
-          'src/main.ts',
-          [],
-          {
-            PORT: '0',
-            LOG_LEVEL: 'warn',
-            UPSTREAM_BASE_URL: emulator.url,
-            UPSTREAM_KEY: 'demo-key-1001',
-            UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-            UPSTREAM_RATE_LIMIT: '100000',
-            UPSTREAM_USER_AGENT: `bench-replica-${n + 1}`,
-            ...(onRedis ? { REDIS_URL: redis.url } : {}),
-          },
-          /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-        ),
+        startBenchGateway(emulator.url, {
+          UPSTREAM_USER_AGENT: `bench-replica-${n + 1}`,
+          ...(onRedis ? { REDIS_URL: redis.url } : {}),
+        }),
       ),
     );
     await loadAll(gateways, WARMUP_S);
