@@ -124,8 +124,11 @@ export async function authenticate(url: string, licensee = '1001'): Promise<stri
   return ((await res.json()) as { token: string }).token;
 }
 
-/** The gateway from its sources over an emulator, with the rate limit lifted: figures measure the gateway, not the budget. */
+/**
+ * The gateway as `npm start` runs it (dist/, rebuilt first when stale) over an emulator, with the
+ * rate limit lifted: figures measure the gateway, not the budget.
+ */
 export function startBenchGateway(upstreamUrl: string, env: Record<string, string> = {}): Promise<Started> {
   const settings = { PORT: '0', LOG_LEVEL: 'warn', UPSTREAM_BASE_URL: upstreamUrl, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', UPSTREAM_RATE_LIMIT: '100000' };
-  return startProcess('src/main.ts', [], { ...settings, ...env }, /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/);
+  return startCommand(['scripts/start.mjs'], { env: { ...settings, ...env }, pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/ });
 }
