@@ -82,6 +82,8 @@ const envSchema = z
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
+    CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -159,6 +161,10 @@ export interface Config {
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
   logLevel: string;
+  /** How often each change feed polls the service (stretched while a licensee's budget is tight). */
+  changesPollIntervalMs: number;
+  /** Where traces go (OTLP over HTTP); unset: no tracing. */
+  otlpEndpoint?: string;
   /** Settings that work but deserve a look (logged at start). */
   warnings: string[];
 }
@@ -213,6 +219,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
+    changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     warnings: [
       ...tenants.warnings,
       ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),

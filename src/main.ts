@@ -31,6 +31,7 @@ if (!upstreamBaseUrl) {
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger);
 const server = createServer(gateway.yoga);
+const webSockets = gateway.acceptWebSockets(server);
 server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
@@ -50,6 +51,7 @@ async function shutdown(signal: string): Promise<void> {
   // Stop accepting, let requests in flight finish, drop idle keep-alive connections.
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  await webSockets.close();
   await closed;
   await gateway.close();
   await emulator?.close();

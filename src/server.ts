@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
+import { createFeedRegistry } from './changes/gateway-feeds.ts';
+import type { FeedRegistry } from './changes/registry.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
@@ -20,6 +23,7 @@ import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
 import type { TenantLicensee } from './licensees.ts';
+import { serveWebSockets, type WebSocketTransport } from './websocket.ts';
 
 /** The query GraphiQL opens on; also a typed test operation (codegen reads the same file). */
 export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', import.meta.url), 'utf8');
@@ -27,6 +31,10 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
   upstream: UpstreamClient;
+  /** The change feeds of `reservationChanged`. */
+  changeFeeds: FeedRegistry;
+  /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
+  acceptWebSockets(server: Server): WebSocketTransport;
   close(): Promise<void>;
 }
 
@@ -43,8 +51,10 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
+  const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
+  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }) });
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -54,7 +64,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     context: ({ request }) => {
       const principal = principals.of(request);
       const operation = operations.of(request);
-      return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++);
+      return { ...createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
@@ -67,7 +77,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees),
-      useAuthentication(authenticatorFor(config.auth, config.licensees, options.keySetTiming), principals),
+      useAuthentication(authenticate, principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
@@ -77,7 +87,16 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useAuditResult(operations),
     ],
   });
-  return { yoga, upstream, close: () => upstream.close() };
+  return {
+    yoga,
+    upstream,
+    changeFeeds,
+    acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
+    close: async () => {
+      changeFeeds.close();
+      await upstream.close();
+    },
+  };
 }
 
 /** The request's principal, or undefined for a request the authentication refused (or never saw). */
