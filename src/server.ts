@@ -15,6 +15,8 @@ import { useScopes } from './auth/scopes.ts';
 import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
+import { GatewayMetrics } from './metrics/gateway-metrics.ts';
+import { useMetrics } from './metrics/plugin.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -31,6 +33,8 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
   upstream: UpstreamClient;
+  /** What /metrics serves (and the status page shows). */
+  metrics: GatewayMetrics;
   /** The change feeds of `reservationChanged`. */
   changeFeeds: FeedRegistry;
   /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
@@ -43,10 +47,19 @@ export interface Gateway {
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
  */
 export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming } = {}): Gateway {
-  const upstream = new UpstreamClient({
+  // The gauges read the budget and the feeds when /metrics is scraped.
+  const metrics: GatewayMetrics = new GatewayMetrics({
+    licensees: config.licensees.map((licensee) => licensee.upstream.id),
+    budgetUsed: (licensee) => upstream.budget.used(licensee),
+    budgetLimit: (licensee) => upstream.budget.effectiveLimitOf(licensee),
+    queueLength: (licensee) => upstream.budget.waiting(licensee),
+    feeds: () => changeFeeds.active(),
+  });
+  const upstream: UpstreamClient = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
     ...config.upstream,
     logger: logger?.child({ component: 'upstream' }),
+    observer: metrics,
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
@@ -77,6 +90,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees),
+      useMetrics(metrics),
       useAuthentication(authenticate, principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
@@ -90,6 +104,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   return {
     yoga,
     upstream,
+    metrics,
     changeFeeds,
     acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
     close: async () => {
