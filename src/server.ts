@@ -17,6 +17,8 @@ import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
 import { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { useMetrics } from './metrics/plugin.ts';
+import { BudgetHistory } from './status/budget-history.ts';
+import { useStatusPage } from './status/plugin.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -47,9 +49,10 @@ export interface Gateway {
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
  */
 export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming } = {}): Gateway {
+  const upstreamIds = config.licensees.map((licensee) => licensee.upstream.id);
   // The gauges read the budget and the feeds when /metrics is scraped.
   const metrics: GatewayMetrics = new GatewayMetrics({
-    licensees: config.licensees.map((licensee) => licensee.upstream.id),
+    licensees: upstreamIds,
     budgetUsed: (licensee) => upstream.budget.used(licensee),
     budgetLimit: (licensee) => upstream.budget.effectiveLimitOf(licensee),
     queueLength: (licensee) => upstream.budget.waiting(licensee),
@@ -67,6 +70,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
+  const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
+  budgetHistory.start();
   const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }) });
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
@@ -91,6 +96,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees),
       useMetrics(metrics),
+      useStatusPage(metrics, upstreamIds, budgetHistory),
       useAuthentication(authenticate, principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
@@ -108,6 +114,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     changeFeeds,
     acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
     close: async () => {
+      budgetHistory.stop();
       changeFeeds.close();
       await upstream.close();
     },
