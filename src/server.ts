@@ -23,9 +23,12 @@ import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
+import { createTracing } from './tracing.ts';
 import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
+import { observeAll } from './upstream/observer.ts';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TenantLicensee } from './licensees.ts';
 import { serveWebSockets, type WebSocketTransport } from './websocket.ts';
 
@@ -48,7 +51,9 @@ export interface Gateway {
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
  */
-export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming } = {}): Gateway {
+export function createGateway(config: Config & { upstreamBaseUrl: string }, logger?: Logger, options: { keySetTiming?: KeySetTiming; spanExporter?: SpanExporter } = {}): Gateway {
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
+  const tracing = createTracing(config.otlpEndpoint, options.spanExporter);
   const upstreamIds = config.licensees.map((licensee) => licensee.upstream.id);
   // The gauges read the budget and the feeds when /metrics is scraped.
   const metrics: GatewayMetrics = new GatewayMetrics({
@@ -62,7 +67,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     baseUrl: config.upstreamBaseUrl,
     ...config.upstream,
     logger: logger?.child({ component: 'upstream' }),
-    observer: metrics,
+    observer: observeAll([metrics, tracing?.observer]),
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
@@ -96,6 +101,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees),
       useMetrics(metrics),
+      ...(tracing ? [tracing.plugin] : []),
       useStatusPage(metrics, upstreamIds, budgetHistory),
       useAuthentication(authenticate, principals),
       useScopes((context) => (context as GatewayContext).principal),
@@ -117,6 +123,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       budgetHistory.stop();
       changeFeeds.close();
       await upstream.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -20,3 +20,12 @@ export interface AttemptEvent {
   /** When the attempt was sent (ms since the epoch, the client's clock). */
   startedAt: number;
 }
+
+/** Several observers as one (metrics and traces), each told of everything. */
+export function observeAll(observers: readonly (UpstreamObserver | undefined)[]): UpstreamObserver {
+  const present = observers.filter((observer): observer is UpstreamObserver => observer !== undefined);
+  return {
+    attempt: (event) => present.forEach((observer) => observer.attempt(event)),
+    cacheRead: (event) => present.forEach((observer) => observer.cacheRead?.(event)),
+  };
+}
