@@ -48,7 +48,9 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight requests');
   const force = setTimeout(() => process.exit(1), 15_000).unref();
-  // Stop accepting, let requests in flight finish, drop idle keep-alive connections.
+  // Stop accepting, let requests in flight finish, drop idle keep-alive connections; subscription
+  // streams end (their clients resume with `since`), or the server would wait for them.
+  gateway.changeFeeds.close();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   await webSockets.close();

@@ -15,11 +15,14 @@ export interface FeedMembership {
  * (Redis) fits behind the same interface.
  */
 export interface FeedRegistry {
-  /** Joins (starting it for the first member, after its baseline read); rejects when the baseline read fails. */
-  join(licensee: Licensee, eventId: number, listener: ChangeListener): Promise<FeedMembership>;
+  /**
+   * Joins (starting it for the first member, after its baseline read); rejects when the baseline
+   * read fails. `closed` is told when the registry closes (the gateway shuts down), to end the stream.
+   */
+  join(licensee: Licensee, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
   /** Feeds polling now, per licensee id (metrics, status page). */
   active(): { licenseeId: string; eventId: number; members: number; polls: number }[];
-  /** Stops every poller. */
+  /** Stops every poller and ends every member's stream. */
   close(): void;
 }
 
@@ -27,6 +30,8 @@ interface Running {
   feed: ChangeFeed;
   started: Promise<void>;
   members: number;
+  /** Each member's `closed`. */
+  closers: Set<() => void>;
   licenseeId: string;
   eventId: number;
 }
@@ -36,22 +41,24 @@ export class LocalFeedRegistry implements FeedRegistry {
 
   constructor(private readonly createFeed: (licensee: Licensee, eventId: number) => ChangeFeed) {}
 
-  async join(licensee: Licensee, eventId: number, listener: ChangeListener): Promise<FeedMembership> {
+  async join(licensee: Licensee, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
     const key = `${licensee.id}|${eventId}`;
     let running = this.feeds.get(key);
     if (!running) {
       const feed = this.createFeed(licensee, eventId);
-      running = { feed, started: feed.start(), members: 0, licenseeId: licensee.id, eventId };
+      running = { feed, started: feed.start(), members: 0, closers: new Set(), licenseeId: licensee.id, eventId };
       this.feeds.set(key, running);
     }
     const joined = running;
     joined.members++;
     const unlisten = joined.feed.listen(listener);
+    joined.closers.add(closed);
     let left = false;
     const leave = () => {
       if (left) return;
       left = true;
       unlisten();
+      joined.closers.delete(closed);
       if (--joined.members > 0) return;
       joined.feed.stop();
       if (this.feeds.get(key) === joined) this.feeds.delete(key);
@@ -72,7 +79,11 @@ export class LocalFeedRegistry implements FeedRegistry {
   }
 
   close(): void {
-    for (const running of this.feeds.values()) running.feed.stop();
+    const running = [...this.feeds.values()];
     this.feeds.clear();
+    for (const { feed, closers } of running) {
+      feed.stop();
+      for (const closed of [...closers]) closed();
+    }
   }
 }

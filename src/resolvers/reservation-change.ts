@@ -50,7 +50,12 @@ export function subscribeReservationChanges(ctx: GatewayContext, args: Reservati
 
   const begin = async () => {
     try {
-      membership = await feeds.join(ctx.licensee, args.eventId, (changes) => (held ? held.push(...changes) : deliver(changes)));
+      membership = await feeds.join(
+        ctx.licensee,
+        args.eventId,
+        (changes) => (held ? held.push(...changes) : deliver(changes)),
+        () => stream.finish(),
+      );
     } catch (error) {
       throw error instanceof NotFoundError ? new BadInputError(`eventId: no event ${args.eventId} for this licensee`, 'eventId') : error;
     }

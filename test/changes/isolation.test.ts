@@ -61,6 +61,8 @@ describe('reservationChanged across licensees', () => {
   });
 
   it('refuses a WebSocket or SSE subscriber without a valid credential before anything runs', async () => {
+    // A poll of the last test's feeds may still be on its way.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     t.clearLog();
     const anonymous = subscribeWs(wsClient(server.wsUrl), { eventId: 5003 });
     const wrongKey = subscribeWs(wsClient(server.wsUrl, { Authorization: 'Bearer not-a-key' }), { eventId: 5003 });

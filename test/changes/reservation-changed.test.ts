@@ -216,3 +216,17 @@ describe('reservationChanged: the SSE response', () => {
     await until(() => t.gateway.changeFeeds.active().length === 0);
   });
 });
+
+describe('reservationChanged at shutdown', () => {
+  it('ends the subscribers’ streams when the feeds close, so the server need not wait for them', async () => {
+    const overSse = await sse({ eventId: 5003 });
+    const ws = wsClient(server.wsUrl);
+    const overWs = subscribeWs(ws, { eventId: 5003 });
+    await until(() => t.gateway.changeFeeds.active()[0]?.members === 2 && pollsOf(5003) > 0);
+    t.gateway.changeFeeds.close();
+    await overSse.completed;
+    await overWs.completed;
+    await ws.dispose();
+    expect([overSse.received, overWs.received]).toEqual([[], []]);
+  });
+});
