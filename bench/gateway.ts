@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { sampleRss } from './compare/rss.ts';
 import { authenticate, DURATION_S, load, machine, RUNS, startProcess, stop, summary, WARMUP_S } from './lib.ts';
 
 /**
@@ -32,15 +32,7 @@ for (let run = 0; run < RUNS; run++) {
     UPSTREAM_SYSTEM_IDENTIFIER: '1001',
     UPSTREAM_RATE_LIMIT: '100000',
   }, /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/);
-  const sample = setInterval(() => {
-    try {
-      const status = readFileSync(`/proc/${gateway.child.pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peakRss = Math.max(peakRss, kb / 1024);
-    } catch {
-      // process gone
-    }
-  }, 200);
+  const rss = sampleRss(gateway.child.pid!);
   const gql = (query: string) => ({ url: `${gateway.url}/graphql`, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
   record('EventPage, 50 connections', await load({ ...gql(EVENT_PAGE), connections: 50 }));
   record('EventPage, 10 connections', await load({ ...gql(EVENT_PAGE), connections: 10 }));
@@ -53,7 +45,7 @@ for (let run = 0; run < RUNS; run++) {
     body: `token=${token}&eventId=5001&page=1`,
     connections: 10,
   }));
-  clearInterval(sample);
+  peakRss = Math.max(peakRss, rss.stop());
   await stop(gateway.child);
   await stop(emulator.child);
   console.error(`run ${run + 1} done`);

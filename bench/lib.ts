@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 
 /** Shared pieces of the benchmarks: how docs/benchmarking.md says every figure is measured. */
@@ -17,16 +18,57 @@ export interface Started {
 
 /** Starts a TypeScript entry point in its own process and waits for the URL it prints. */
 export function startProcess(entry: string, args: string[], env: Record<string, string> = {}, pattern = /(http:\/\/127\.0\.0\.1:\d+)/): Promise<Started> {
+  return startCommand(['--import', 'tsx', entry, ...args], { env, pattern });
+}
+
+/** Starts `node <args>` (in `cwd`) and waits for the URL it prints or, given `waitFor`, for that URL to answer 2xx. */
+export function startCommand(args: string[], options: { env?: Record<string, string>; cwd?: string; pattern?: RegExp; waitFor?: string }): Promise<Started> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const pattern = options.pattern ?? /(http:\/\/127\.0\.0\.1:\d+)/;
   return new Promise((resolve, reject) => {
     let out = '';
+    let done = false;
+    const ready = (url: string) => {
+      if (done) return;
+      done = true;
+      resolve({ child, url, startupMs: performance.now() - t0 });
+    };
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = pattern.exec(out);
-      if (m) resolve({ child, url: m[1]!, startupMs: performance.now() - t0 });
+      const m = options.waitFor ? null : pattern.exec(out);
+      if (m) ready(m[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it listened:\n${out}`)));
+    child.once('exit', (code) => {
+      if (!done) reject(new Error(`node ${args.join(' ')} exited with ${code} before it listened:\n${out}`));
+      done = true;
+    });
+    if (options.waitFor) void poll(options.waitFor, () => done).then((ok) => ok && ready(new URL(options.waitFor!).origin));
+  });
+}
+
+/** Asks `url` every 100 ms until it answers 2xx or `gaveUp()`; true when it did. */
+async function poll(url: string, gaveUp: () => boolean): Promise<boolean> {
+  while (!gaveUp()) {
+    try {
+      if ((await fetch(url)).ok) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/** A TCP port free right now on 127.0.0.1 (for servers that cannot listen on port 0 and say where). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
 }
 

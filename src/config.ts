@@ -57,6 +57,8 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
     UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
     QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+    // Seconds, not minutes: a reservation made upstream shows within this long.
+    UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
     // Defaults pass every operation in test/operations (depth 9, 425 tokens) and GraphiQL's
     // introspection (184 tokens; depth is not counted under __schema).
     QUERY_MAX_DEPTH: int(1, 100).default(12),
@@ -84,6 +86,7 @@ const envSchema = z
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
     CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
+    GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -151,7 +154,7 @@ export interface Config {
   /** Every licensee served; exactly one without LICENSEES_FILE. */
   licensees: TenantLicensee[];
   auth: AuthSettings;
-  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number };
+  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number; pageTtlMs: number };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
   /** Documents past these are refused before they run (see src/query-limits.ts). */
@@ -165,6 +168,8 @@ export interface Config {
   changesPollIntervalMs: number;
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
+  /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
+  graphqlJit: boolean;
   /** Settings that work but deserve a look (logged at start). */
   warnings: string[];
 }
@@ -213,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateLimit: e.UPSTREAM_RATE_LIMIT,
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,
+      pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
@@ -221,6 +227,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
+    graphqlJit: e.GRAPHQL_JIT === 'on',
     warnings: [
       ...tenants.warnings,
       ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),

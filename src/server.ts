@@ -19,6 +19,8 @@ import { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { useMetrics } from './metrics/plugin.ts';
 import { BudgetHistory } from './status/budget-history.ts';
 import { useStatusPage } from './status/plugin.ts';
+import { useCompiledExecution } from './jit.ts';
+import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -109,6 +111,9 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useReadableHttpErrors(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      ...(config.graphqlJit ? useCompiledExecution() : []),
+      // After the executor is chosen: it wraps whichever runs.
+      useLargeResultBulkhead(),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
     ],

@@ -18,8 +18,13 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
   return new LocalFeedRegistry(
     (licensee, eventId) =>
       new ChangeFeed({
-        source: upstreamSource(upstream, licensee, eventId, { priority: 'background' }),
+        source: upstreamSource(upstream, licensee, eventId, { priority: 'background', fresh: true }),
         intervalMs: settings.intervalMs,
+        // What the feed saw changed, queries must not read from a kept page either.
+        onChanges: () => {
+          void upstream.drop(licensee, `getreservation|${eventId}`);
+          void upstream.drop(licensee, `getreservationpagecount|${eventId}`);
+        },
         budgetUsed: async () => (await upstream.budget.used(licensee.id)) / upstream.budget.effectiveLimitOf(licensee.id),
         // Codes only: a poll's failure is logged without its parameters or any record.
         onPollError: (error) =>

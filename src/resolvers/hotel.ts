@@ -23,7 +23,7 @@ const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase(
 export async function listHotels(ctx: GatewayContext, eventId: number, partnerview: boolean, filter?: HotelFilter | null): Promise<HotelModel[]> {
   // Filtered here, not upstream, but held to the endpoint table's limits on the same filters.
   if (filter) checkInput('filter', () => checkParams('gethotels', ctx.licensee, { eventId, hotelName: filter.hotelName ?? undefined, city: filter.city ?? undefined, state: filter.state ?? undefined }));
-  const all = (await ctx.loaders.call('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) })).map((h) => ({ ...h, eventId }));
+  const { all } = await hotelsOf(ctx, eventId, partnerview);
   if (!filter) return all;
   return all.filter(
     (h) =>
@@ -36,6 +36,29 @@ export async function listHotels(ctx: GatewayContext, eventId: number, partnervi
 }
 
 export async function getHotel(ctx: GatewayContext, eventId: number, hotelId: number, partnerview: boolean): Promise<HotelModel | null> {
-  const hotels = await orNull(listHotels(ctx, eventId, partnerview));
-  return hotels?.find((h) => h.hotelId === hotelId) ?? null;
+  const hotels = await orNull(hotelsOf(ctx, eventId, partnerview));
+  return hotels?.byId.get(hotelId) ?? null;
+}
+
+interface EventHotels {
+  all: HotelModel[];
+  byId: Map<number, HotelModel>;
+}
+
+/** Per gethotels answer (shared by every lookup of an operation, and by the cache), built once. */
+const indexed = new WeakMap<object, EventHotels>();
+
+/**
+ * The event's hotels as models, indexed by id. A page of 1000 reservations asks for its hotels
+ * 1000 times: each lookup is a map read, not a copy and scan of the list (issue 10's profile).
+ */
+async function hotelsOf(ctx: GatewayContext, eventId: number, partnerview: boolean): Promise<EventHotels> {
+  const answer = await ctx.loaders.call('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) });
+  let hotels = indexed.get(answer);
+  if (!hotels) {
+    const all = answer.map((h) => ({ ...h, eventId }));
+    hotels = { all, byId: new Map(all.map((h) => [h.hotelId, h])) };
+    indexed.set(answer, hotels);
+  }
+  return hotels;
 }

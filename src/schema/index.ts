@@ -1,3 +1,4 @@
+import { defaultFieldResolver, isObjectType, type GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 import { federationLink } from './federation.ts';
 import { toSubgraphSchema } from './subgraph.ts';
@@ -22,5 +23,19 @@ builder.subscriptionType({ description: 'Changes of the reservation service, pus
 /** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
 export const { schema, sdl: subgraphSdl } = toSubgraphSchema(
   // @pothos/plugin-directives turns `extensions.directives` into the AST federation's printer reads.
-  builder.toSchema({ sortSchema: false, extensions: { directives: [federationLink] } }),
+  resolveLazyConnectionFields(builder.toSchema({ sortSchema: false, extensions: { directives: [federationLink] } })),
 );
+
+/**
+ * Connections, edges and page info hold their costly values as promises that start only when read
+ * (paging.ts, `lazy`): `totalCount`, `hasNextPage`, a window's last cursor. graphql-js awaits a
+ * property that is a promise; graphql-jit reads a field without a resolver as a plain value. Those
+ * fields get the default resolver explicitly, so both executors await them.
+ */
+function resolveLazyConnectionFields(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || !/(Connection|Edge|PageInfo)$/.test(type.name)) continue;
+    for (const field of Object.values(type.getFields())) field.resolve ??= defaultFieldResolver;
+  }
+  return schema;
+}

@@ -25,6 +25,8 @@ export interface UpstreamOptions {
   rateLimit: number;
   rateWindowMs: number;
   rateMargin: number;
+  /** How long pages of paged lists and their page counts are shared across operations (0: in flight only). */
+  pageTtlMs?: number;
   /** How long a call may wait for its token, the budget, the breaker and retries before it gives up. */
   deadlineMs?: number;
   /** Retries after the first attempt of an idempotent call. */
@@ -80,7 +82,7 @@ export class UpstreamClient {
     };
     this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now, logger: options.logger });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
-    this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore());
+    this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore(), options.pageTtlMs ?? 0);
 
     // The token's own paths: no cache, no token, no breaker. Behind the data calls' breaker, a
     // half-open probe waiting for its token would wait for itself (the breaker deadlock).
@@ -121,7 +123,8 @@ export class UpstreamClient {
     const call = this.prepare(licensee, name, params, { ...options, onSent: () => ((sent = true), options.onSent?.()) });
     try {
       const result = (await this.path(call)) as ResultOf<N>;
-      if (call.endpoint.cacheTtlMs > 0) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
+      const cached = call.endpoint.pagedList ? (this.options.pageTtlMs ?? 0) > 0 : call.endpoint.cacheTtlMs > 0;
+      if (cached) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
       return result;
     } catch (error) {
       throw toUpstreamError(error, call, this.options.rateWindowMs);
@@ -131,6 +134,11 @@ export class UpstreamClient {
   /** Whether the licensee is served, answered from state within a second (see readiness.ts). */
   ready(licensee: Licensee): Promise<boolean> {
     return this.readiness.ready(licensee);
+  }
+
+  /** Drops a licensee's cached answers of one endpoint (`getreservation`) or one event's (`getreservation|5001`). */
+  async drop(licensee: Licensee, tag: `${EndpointName}` | `${EndpointName}|${number}`): Promise<void> {
+    await this.reads.drop(licensee.id, tag);
   }
 
   /** Forgets every cached answer (tests, and operators after fixing data upstream). */

@@ -27,6 +27,12 @@ export interface EndpointDef<P extends z.ZodType = z.ZodType, R extends z.ZodTyp
   idempotent: boolean;
   /** How long an answer is kept; 0: not cached (concurrent identical calls still share one request). */
   cacheTtlMs: number;
+  /**
+   * A page of a paged list or its page count: kept for the client's page lifetime
+   * (UPSTREAM_PAGE_TTL_MS, seconds) instead of cacheTtlMs, so that many operations reading the same
+   * pages of one list at once cost what one does; our own writes drop them.
+   */
+  pagedList?: true;
   /** Cache tags a successful call drops (mutations). */
   invalidates?: (params: z.output<P>) => string[];
 }
@@ -349,6 +355,7 @@ export const ENDPOINTS = {
     response: (ctx) => lazyList(reservation(ctx.timeZone)),
     idempotent: true,
     cacheTtlMs: 0,
+    pagedList: true,
   }),
   getreservationpagecount: endpoint({
     versions: V101_UP,
@@ -357,6 +364,7 @@ export const ENDPOINTS = {
     response: pageCount,
     idempotent: true,
     cacheTtlMs: 0,
+    pagedList: true,
   }),
   posteventquestion: endpoint({
     versions: V101_UP,
@@ -417,6 +425,7 @@ export const ENDPOINTS = {
       ),
     idempotent: true,
     cacheTtlMs: 0,
+    pagedList: true,
   }),
   getattendeeanswerspagecount: endpoint({
     versions: V101_UP,
@@ -425,6 +434,7 @@ export const ENDPOINTS = {
     response: pageCount,
     idempotent: true,
     cacheTtlMs: 0,
+    pagedList: true,
   }),
   postcustomfield: endpoint({
     versions: V102,
@@ -468,6 +478,9 @@ export const ENDPOINTS = {
     // Posting again replaces the value.
     idempotent: true,
     cacheTtlMs: 0,
+    // Custom field values are part of reservation records (customField=true), an attendee's values
+    // on each of the attendee's reservations.
+    invalidates: () => ['getreservation'],
   }),
   postattendee: endpoint({
     versions: ALL,
@@ -500,6 +513,8 @@ export const ENDPOINTS = {
     // Create-or-update by (attendeeId, registrationEventId): repeating is harmless.
     idempotent: true,
     cacheTtlMs: 0,
+    // With updateReservation the attendee's reservations take the new contact details.
+    invalidates: (q) => (q.updateReservation ? ['getreservation'] : []),
   }),
   getgroupcodelink: endpoint({
     versions: LINKS,

@@ -49,11 +49,3 @@ describe('per-licensee rate budgets', () => {
     expect(sent('1001')).toBe(1 + 2 * SMALL_LIMIT);
   });
 });
-
-/** Polls a condition the gateway reaches on its own (a call joining the budget's queue); fails when it never does. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let polls = 0; !condition(); polls++) {
-    if (polls > 400) throw new Error('the condition was never reached');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

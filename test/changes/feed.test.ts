@@ -99,4 +99,14 @@ describe('ChangeFeed (issue 11)', () => {
     await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background' }).read();
     expect(options).toEqual([{ priority: 'background' }]);
   });
+
+  it('a fresh read drops the event’s kept reservation pages first (a poll must not read a page kept for UPSTREAM_PAGE_TTL_MS)', async () => {
+    const steps: string[] = [];
+    const upstream = {
+      drop: async (_licensee: unknown, tag: string) => void steps.push(`drop ${tag}`),
+      call: async (_licensee: unknown, name: string) => (steps.push(name), []),
+    } as unknown as UpstreamClient;
+    await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background', fresh: true }).read('2027-01-15T12:00:00Z');
+    expect(steps).toEqual(['drop getreservation|5003', 'getreservation']);
+  });
 });

@@ -12,13 +12,18 @@ export class SharedReads {
   private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
   private readonly generations = new Map<string, number>();
 
-  constructor(private readonly cache: CacheStore) {}
+  /** `pageTtlMs`: how long pages of paged lists and their page counts are kept (0: shared in flight only). */
+  constructor(
+    private readonly cache: CacheStore,
+    private readonly pageTtlMs = 0,
+  ) {}
 
   readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
     const { endpoint } = call;
     const key = `${call.licensee.id}|${call.name}|${stableKey(call.params)}`;
     const tags = tagsOf(call);
-    if (endpoint.cacheTtlMs > 0) {
+    const ttlMs = endpoint.pagedList ? this.pageTtlMs : endpoint.cacheTtlMs;
+    if (ttlMs > 0) {
       const cached = await this.cache.get(key);
       if (cached !== undefined) return cached;
     }
@@ -28,7 +33,7 @@ export class SharedReads {
 
     const pending = next(call).then(async (result) => {
       const unchanged = sameGenerations(generations, tags.map((tag) => this.generation(tag)));
-      if (endpoint.cacheTtlMs > 0 && unchanged) await this.cache.set(key, result, endpoint.cacheTtlMs, tags);
+      if (ttlMs > 0 && unchanged) await this.cache.set(key, result, ttlMs, tags);
       for (const tag of endpoint.invalidates?.(call.params) ?? []) await this.invalidate(`${call.licensee.id}|${tag}`);
       return result;
     });
@@ -41,6 +46,14 @@ export class SharedReads {
     }
     return pending;
   };
+
+  /**
+   * Drops what is filed under an endpoint (and event) for a licensee, as a mutation does: for
+   * changes learnt another way (the change feed sees a reservation modified upstream).
+   */
+  async drop(licensee: string, tag: string): Promise<void> {
+    await this.invalidate(`${licensee}|${tag}`);
+  }
 
   /** Forgets every cached answer. */
   async clear(): Promise<void> {

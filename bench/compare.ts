@@ -1,0 +1,246 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { compareChart } from './compare/chart.ts';
+import { busiestMinute, refused429, served, startEmulator, type Emulator } from './compare/emulator.ts';
+import { fixedAmount, measure } from './compare/load.ts';
+import { replaceBetweenMarkers } from './compare/markdown.ts';
+import { goals, goalTable, loadTable, sessionTable, walkTable } from './compare/report.ts';
+import { emptyLoadCell, emptyResults, emptySessionCell, emptyWalkCell, type Results } from './compare/results.ts';
+import { treeRssMiB, sampleRss } from './compare/rss.ts';
+import { percentile, SESSIONS, simulateUsers } from './compare/s6.ts';
+import { LOAD_SCENARIOS, S5, type LoadScenario } from './compare/scenarios.ts';
+import { streamWalk } from './compare/stream.ts';
+import { composeMesh, installPeer, startCeiling, startMesh, startNaive, startOurs, type SystemName } from './compare/systems.ts';
+import { DURATION_S, machine, RUNS, stop, WARMUP_S, type Started } from './lib.ts';
+
+/**
+ * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: issue 10's side-by-side run.
+ * Every system against a fresh emulator of its own per scenario (the emulator's page cache, rate
+ * window and request log then hold that system's traffic only), systems in a rotating order from
+ * run to run; upstream calls counted from the emulator's log. Writes the tables between the
+ * compare markers of docs/benchmarks.md and the chart to docs/images/compare.svg.
+ */
+
+const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6'];
+const ALL_SYSTEMS: SystemName[] = ['ours', 'ours-cache-off', 'naive', 'mesh', 'ceiling', 'direct'];
+const S6_SECONDS = Number(process.env.BENCH_S6_SECONDS ?? 150);
+const S6_USERS = 50;
+/** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
+const CALLS_SAMPLE = 40;
+const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
+
+const firstFlag = process.argv.findIndex((a) => a.startsWith('--'));
+const { values: flags } = parseArgs({ args: firstFlag === -1 ? [] : process.argv.slice(firstFlag), options: { only: { type: 'string' }, systems: { type: 'string' } } });
+const only = listFlag('only', flags.only, ALL_SCENARIOS);
+const systems = listFlag('systems', flags.systems, ALL_SYSTEMS) as SystemName[];
+
+function listFlag(name: string, value: string | undefined, allowed: readonly string[]): string[] {
+  if (value === undefined) return [...allowed];
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = list.filter((s) => !allowed.includes(s));
+  if (unknown.length || !list.length) {
+    console.error(`--${name} takes a comma-separated list of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
+    process.exit(2);
+  }
+  return list;
+}
+
+const loadScenarios = LOAD_SCENARIOS.filter((s) => only.includes(s.id));
+const runsOf = (scenario: LoadScenario) => systems.filter((s) => scenario.targets[s]);
+const walkSystems = only.includes('S5') ? systems.filter((s) => S5.walks[s]) : [];
+const streamOn = only.includes('S5-stream') && systems.includes('ours');
+const sessionSystems = only.includes('S6') ? systems.filter((s) => SESSIONS[s]) : [];
+
+// Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
+const startS = (s: SystemName) => 2.5 + ({ ours: 5, 'ours-cache-off': 5, mesh: 4, naive: 1, ceiling: 1, direct: 0 } as const)[s];
+const perRunS =
+  loadScenarios.reduce((sum, sc) => sum + runsOf(sc).reduce((t, s) => t + startS(s) + 5 + 2 * (WARMUP_S + DURATION_S), 0), 0) +
+  walkSystems.reduce((t, s) => t + startS(s) + 6, 0) +
+  (streamOn ? startS('ours') + 6 : 0) +
+  sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0);
+console.error(`compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`);
+
+for (const peer of ['naive', 'mesh', 'ceiling'] as const) if (systems.includes(peer)) installPeer(peer);
+if (systems.includes('mesh')) composeMesh();
+
+const results: Results = emptyResults({ durationS: DURATION_S, warmupS: WARMUP_S, s6Seconds: S6_SECONDS, s6Users: S6_USERS });
+
+/** Starts a system against the emulator; `direct` has no process of its own. */
+async function startSystem(system: SystemName, emulator: Emulator, env: Record<string, string>): Promise<Started | null> {
+  switch (system) {
+    case 'ours':
+    case 'ours-cache-off':
+      return startOurs({ UPSTREAM_BASE_URL: emulator.url, ...env });
+    case 'naive':
+      return startNaive(emulator.url);
+    case 'mesh':
+      return startMesh(emulator.url);
+    case 'ceiling':
+      return startCeiling();
+    case 'direct':
+      return null;
+  }
+}
+
+/** Rate limits lifted on both sides for S1–S5, so the figures measure the systems, not the budget. */
+const unlimited = (system: SystemName): Record<string, string> =>
+  system === 'ours' ? { UPSTREAM_RATE_LIMIT: '100000' } : system === 'ours-cache-off' ? { UPSTREAM_RATE_LIMIT: '100000', RESPONSE_CACHE: 'off' } : {};
+
+async function withSystem<T>(system: SystemName, rateLimit: boolean, env: Record<string, string>, body: (url: string, emulator: Emulator, started: Started | null) => Promise<T>): Promise<T> {
+  const emulator = await startEmulator({ rateLimit });
+  let started: Started | null = null;
+  try {
+    started = await startSystem(system, emulator, env);
+    return await body(started ? `${started.url}/graphql` : '', emulator, started);
+  } finally {
+    if (started) await stop(started.child);
+    await emulator.close();
+  }
+}
+
+const rotate = <T>(list: readonly T[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
+
+async function measureLoad(scenario: LoadScenario, system: SystemName): Promise<void> {
+  const cell = ((results.load[scenario.id] ??= {})[system] ??= emptyLoadCell());
+  await withSystem(system, false, unlimited(system), async (url, emulator, started) => {
+    const pid = started?.child.pid;
+    if (started) cell.startupMs.push(started.startupMs);
+    if (pid) cell.idleRss.push(treeRssMiB(pid));
+    const rss = pid ? sampleRss(pid) : null;
+    const target = await scenario.targets[system]!({ url, emulator });
+    const coldFrom = Date.now();
+    await fetch(target.url, { method: 'POST', headers: target.headers, body: target.bodies[0] }).then((r) => r.text());
+    // Mesh's and direct REST's clients authenticate themselves (once, before): that call counts too.
+    cell.coldCalls.push(served(await emulator.requestsSince(coldFrom)) + (CLIENT_AUTHENTICATES.includes(system) ? 1 : 0));
+    const sampleFrom = Date.now();
+    const answered = await fixedAmount(target, 10, CALLS_SAMPLE);
+    cell.loadCalls.push(served(await emulator.requestsSince(sampleFrom)) / Math.max(1, answered));
+    for (const connections of [10, 50] as const) {
+      let from = Date.now();
+      const figures = await measure(target, connections, () => (from = Date.now()));
+      const log = await emulator.requestsSince(from);
+      cell.upstream429 += refused429(log);
+      cell.clientErrors += figures.outcomes.errors + figures.outcomes.serverErrors + figures.socketErrors;
+      cell.rateLimited += figures.outcomes.rateLimited;
+      cell[connections === 10 ? 'rps10' : 'rps50'].push(figures.rps);
+      // No answer within the time: no latency to tell (autocannon would say 0 ms).
+      if (figures.requests > 0) {
+        cell[connections === 10 ? 'p50at10' : 'p50at50'].push(figures.p50);
+        cell[connections === 10 ? 'p99at10' : 'p99at50'].push(figures.p99);
+      }
+    }
+    if (rss) cell.peakRss.push(rss.stop());
+  });
+}
+
+async function measureWalk(system: SystemName): Promise<void> {
+  const cell = (results.walk[system] ??= emptyWalkCell());
+  await withSystem(system, false, unlimited(system), async (url, emulator, started) => {
+    const rss = started?.child.pid ? sampleRss(started.child.pid) : null;
+    // A client that authenticates itself does so before the walk: the walk is the pages.
+    if (CLIENT_AUTHENTICATES.includes(system)) await emulator.token();
+    const from = Date.now();
+    const walk = await S5.walks[system]!({ url, emulator });
+    cell.calls.push(served(await emulator.requestsSince(from)));
+    cell.ms.push(walk.ms);
+    cell.records.push(walk.records);
+    if (rss) cell.peakRss.push(rss.stop());
+  });
+}
+
+async function measureStream(): Promise<void> {
+  const cell = (results.stream ??= { firstRecordMs: [], totalMs: [], records: [] });
+  await withSystem('ours', false, unlimited('ours'), async (url) => {
+    const r = await streamWalk(url);
+    if (!r.supported) cell.unsupported = r.reason;
+    else {
+      cell.firstRecordMs.push(r.firstRecordMs);
+      cell.totalMs.push(r.totalMs);
+      cell.records.push(r.records);
+    }
+  });
+}
+
+/** S6: the emulator's real 240/min limit on, ours at its defaults. */
+async function measureSessions(system: SystemName): Promise<void> {
+  const cell = (results.sessions[system] ??= emptySessionCell());
+  await withSystem(system, true, {}, async (url, emulator) => {
+    const headers: Record<string, string> = system === 'mesh' ? { 'x-service-token': await emulator.token() } : {};
+    const from = Date.now();
+    const figures = await simulateUsers(url, headers, SESSIONS[system]!, S6_USERS, S6_SECONDS);
+    const log = await emulator.requestsSince(from);
+    cell.operations.push(figures.operations);
+    cell.served.push(figures.outcomes.ok);
+    cell.rateLimited.push(figures.outcomes.rateLimited);
+    cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
+    cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
+    cell.serverErrors.push(figures.outcomes.serverErrors);
+    cell.p95.push(percentile(figures.latencies, 95));
+    cell.calls.push(served(log));
+    cell.upstream429.push(refused429(log));
+    cell.busiestMinute.push(busiestMinute(log));
+  });
+}
+
+for (let run = 0; run < RUNS; run++) {
+  const loadBefore = loadavg()[0]!;
+  for (const scenario of loadScenarios) {
+    for (const system of rotate(runsOf(scenario), run)) {
+      console.error(`run ${run + 1}: ${scenario.id} ${system}`);
+      await measureLoad(scenario, system);
+    }
+  }
+  for (const system of rotate(walkSystems, run)) {
+    console.error(`run ${run + 1}: S5 ${system}`);
+    await measureWalk(system);
+  }
+  if (streamOn) {
+    console.error(`run ${run + 1}: S5-stream ours`);
+    await measureStream();
+  }
+  for (const system of rotate(sessionSystems, run)) {
+    console.error(`run ${run + 1}: S6 ${system} (${S6_SECONDS} s)`);
+    await measureSessions(system);
+  }
+  results.runs++;
+  results.loadavg.push([loadBefore, loadavg()[0]!]);
+}
+
+// Only the goals this run could judge (a scenario or system left out leaves its goals unjudged).
+const goalList = goals(results).filter((g) => g.met !== null);
+const command = `npm run bench -- compare${flags.only ? ` --only ${flags.only}` : ''}${flags.systems ? ` --systems ${flags.systems}` : ''}`;
+const section = `### Side by side (${machine()})
+
+autocannon in the runner's process on the same machine as the measured system and the emulator
+(each a process of its own; every system-run gets a fresh emulator); ${RUNS} run(s) of ${WARMUP_S} s warm-up + ${DURATION_S} s,
+median (min–max), systems in a rotating order. Rate limits lifted for S1–S5 (\`--no-rate-limit\`,
+ours with \`UPSTREAM_RATE_LIMIT=100000\`; "ours" otherwise at its defaults, "ours, response cache
+off" with \`RESPONSE_CACHE=off\`); S6 with the emulator's real 240/min limit and ours at its
+defaults. Upstream calls are counted from the emulator's log; "cold" is the first operation on a
+fresh system. Load average (1 min) at the start and end of each run:
+${results.loadavg.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(', ')}.
+
+${[
+  loadScenarios.length ? loadTable(results) : '',
+  walkSystems.length || streamOn ? `S5, walking all 25,600 reservations of event 5001 with \`first: 1000\` (peers: their pages):\n\n${walkTable(results)}` : '',
+  sessionSystems.length ? `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}` : '',
+]
+  .filter(Boolean)
+  .join('\n\n')}
+
+![Upstream calls and throughput per scenario and system](images/compare.svg)
+
+Goals of issue 10, on this run's medians:
+
+${goalTable(goalList)}
+
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\` shorten it).
+`;
+
+console.log(section);
+const docPath = new URL('../docs/benchmarks.md', import.meta.url);
+writeFileSync(docPath, replaceBetweenMarkers(readFileSync(docPath, 'utf8'), section));
+mkdirSync(new URL('../docs/images/', import.meta.url), { recursive: true });
+writeFileSync(new URL('../docs/images/compare.svg', import.meta.url), compareChart(results));
+console.error('wrote docs/benchmarks.md (between the compare markers) and docs/images/compare.svg');
