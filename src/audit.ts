@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { getOperationAST, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Principal } from './auth/principal.ts';
+import { withoutCacheMetadata } from './response-cache/metadata.ts';
 import { estimateUpstreamCalls } from './schema/cost.ts';
 
 /**
@@ -113,7 +114,8 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
 
 /**
  * Records the error codes of the result as the client receives it and, with X-Show-Cost: 1, puts
- * `upstreamCalls` and `estimatedCalls` into its extensions. Goes last among the plugins: result
+ * `upstreamCalls` and `estimatedCalls` into its extensions (and leaves the response cache's
+ * `responseCache`; without the header that one is removed). Goes last among the plugins: result
  * hooks run in plugin order, and earlier ones still change codes (useReadableHttpErrors gives
  * graphql-js's variable errors BAD_USER_INPUT), so a first plugin would log codes nobody received.
  */
@@ -125,7 +127,10 @@ export function useAuditResult(records: OperationRecords): Plugin {
       if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
       const results = Array.isArray(result) ? result : [result];
       record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
-      if (record.showCost && !Array.isArray(result)) setResult(withCost(result, record));
+      if (Array.isArray(result)) return;
+      // The response cache's hit or miss is part of the cost: shown to the clients that ask for it only.
+      const shown = record.showCost ? withCost(result, record) : withoutCacheMetadata(result);
+      if (shown !== result) setResult(shown);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
+import { parseTtls, type CachedType } from './response-cache/ttls.ts';
 import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 import { isTimeZone } from './upstream/formats.ts';
 
@@ -87,6 +88,9 @@ const envSchema = z
     CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
     GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    // Checked by parseTtls with the other settings' problems (see loadConfig).
+    RESPONSE_CACHE_TTLS: z.string().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
@@ -163,6 +167,8 @@ export interface Config {
   trustedDocuments?: TrustedDocuments;
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
   corsOrigins: string[];
+  /** RESPONSE_CACHE and RESPONSE_CACHE_TTLS: whole answers kept per licensee and client scopes (src/response-cache). */
+  responseCache: { enabled: boolean; ttls: Record<CachedType, number> };
   logLevel: string;
   /** How often each change feed polls the service (stretched while a licensee's budget is tight). */
   changesPollIntervalMs: number;
@@ -203,6 +209,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   problems.push(...tenants.problems);
   const trusted = present.TRUSTED_DOCUMENTS_FILE ? readTrustedDocuments(present.TRUSTED_DOCUMENTS_FILE) : undefined;
   problems.push(...(trusted?.problems ?? []).map((problem) => `TRUSTED_DOCUMENTS_FILE ${problem}`));
+  const cacheTtls = parseTtls(present.RESPONSE_CACHE_TTLS ?? '');
+  problems.push(...cacheTtls.problems.map((problem) => `RESPONSE_CACHE_TTLS: ${problem}`));
   if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const auth = authSettings(e);
   return {
@@ -224,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     corsOrigins: e.CORS_ORIGINS,
+    responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),

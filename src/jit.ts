@@ -1,5 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { BREAK, getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, visit, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -11,8 +11,23 @@ export function useCompiledExecution(): Plugin[] {
   // Subscriptions stay on graphql-js: graphql-jit's subscribe coerces the already coerced variables
   // again for each event and refuses an enum's internal value (a filter by reservationStatus).
   const compiled = ({ document, operationName }: { document: DocumentNode; operationName?: string | null }) =>
-    getOperationAST(document, operationName)?.operation !== 'subscription' && expandedFields(document) <= MAX_COMPILED_FIELDS;
+    getOperationAST(document, operationName)?.operation !== 'subscription' && !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS;
   return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: compiled }) as Plugin];
+}
+
+/** graphql-jit knows neither @defer nor @stream: such documents run on graphql-tools' executor, which does. */
+export function defersOrStreams(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'defer' || node.name.value === 'stream') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.ts';
-import { startEmulator, type Emulator } from './emulator/server.ts';
+import type { Emulator } from './emulator/server.ts';
 import { createLogger } from './logger.ts';
 import { createGateway } from './server.ts';
 
@@ -24,6 +24,9 @@ process.on('unhandledRejection', (reason) => {
 let emulator: Emulator | undefined;
 let upstreamBaseUrl = config.upstreamBaseUrl;
 if (!upstreamBaseUrl) {
+  // Imported only here: the emulator and its demo-data libraries cost start time and memory that a
+  // gateway over a real service never uses.
+  const { startEmulator } = await import('./emulator/server.ts');
   emulator = await startEmulator({ port: 0 });
   upstreamBaseUrl = emulator.url;
   logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');

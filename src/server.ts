@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { Logger } from 'pino';
 import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
@@ -23,6 +23,7 @@ import { useCompiledExecution } from './jit.ts';
 import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
 import { useQueryLimits } from './query-limits.ts';
+import { useGatewayResponseCache } from './response-cache/plugin.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { createTracing } from './tracing.ts';
@@ -46,6 +47,8 @@ export interface Gateway {
   changeFeeds: FeedRegistry;
   /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
   acceptWebSockets(server: Server): WebSocketTransport;
+  /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
+  clearResponseCache(): void;
   close(): Promise<void>;
 }
 
@@ -80,6 +83,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
   const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
   budgetHistory.start();
   const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }) });
+  const responseCache = config.responseCache.enabled ? useGatewayResponseCache({ ttls: config.responseCache.ttls }) : undefined;
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -93,7 +97,8 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
-    renderGraphiQL,
+    // The GraphiQL page (a bundle of ~48 MiB in memory once loaded) is imported when a browser first asks for it.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
@@ -109,10 +114,16 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
+      // @defer and @stream (issue 10): a long list's edges arrive page by page (resolvers/streamed-window.ts).
+      useDeferStream(),
       ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
       ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+      // The executor first: the response cache wraps whichever runs (it adds __typename to the
+      // document and reads the result's entities), so it must not be replaced after it.
       ...(config.graphqlJit ? useCompiledExecution() : []),
-      // After the executor is chosen: it wraps whichever runs.
+      // After every check above: a cached answer is served only to a request that passed them all.
+      ...(responseCache?.plugins ?? []),
+      // Outermost around execution: a large operation waits for its turn before it runs.
       useLargeResultBulkhead(),
       // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
       useAuditResult(operations),
@@ -123,6 +134,7 @@ export function createGateway(config: Config & { upstreamBaseUrl: string }, logg
     upstream,
     metrics,
     changeFeeds,
+    clearResponseCache: () => responseCache?.clear(),
     acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
     close: async () => {
       budgetHistory.stop();

@@ -3,6 +3,7 @@ import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
 import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
 import { resumePosition } from './seek.ts';
 import { pageOf, readStretch, type PositionedRecord } from './stretch.ts';
+import { streamWindow } from './streamed-window.ts';
 
 // The cost estimate (schema/cost.ts) reads the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
@@ -19,6 +20,12 @@ export { MAX_SEEK_PAGES } from './seek.ts';
 
 export const DEFAULT_WINDOW = 100;
 export const MAX_WINDOW = 5000;
+/**
+ * `first` when the edges are streamed (`edges @stream`): they are handed over page by page and
+ * not held whole, so the bound is on upstream calls instead: 100 pages, within the default
+ * QUERY_MAX_UPSTREAM_CALLS (120), which is the limit an operator tunes and still applies.
+ */
+export const MAX_STREAMED_WINDOW = 100_000;
 
 export interface WindowArgs {
   first?: number | null;
@@ -30,8 +37,15 @@ export interface WindowArgs {
 /** A promise only for a window's last record, which waits to learn whether the page after it is read. */
 type CursorValue = string | PromiseLike<string>;
 
-export interface Connection<T> {
-  edges: PromiseLike<{ cursor: CursorValue; node: T }[]>;
+export interface WindowOptions {
+  /** The client streams the edges (`edges @stream`): a forward window then streams them page by page. */
+  streamed?: boolean;
+}
+
+type Edge<T> = { cursor: CursorValue; node: T };
+
+export interface Connection<T, Edges = PromiseLike<Edge<T>[]>> {
+  edges: Edges;
   pageInfo: PromiseLike<{
     hasNextPage: boolean | PromiseLike<boolean>;
     hasPreviousPage: boolean;
@@ -41,6 +55,9 @@ export interface Connection<T> {
   /** Computed only when a client reads it: page count plus the last page, unless the window saw the end. */
   totalCount: PromiseLike<number>;
 }
+
+/** A connection whose edges may be streamed (a forward window with `edges @stream`): an async iterable then. */
+export type StreamableConnection<T> = Connection<T, PromiseLike<Edge<T>[]> | AsyncIterable<Edge<T>>>;
 
 /** A promise that starts its work only when someone awaits it (so unselected fields cost nothing). */
 export function lazy<T>(work: () => Promise<T>): PromiseLike<T> {
@@ -58,10 +75,11 @@ function afterSiblingFields(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function checkSize(value: number | null | undefined, arg: string): void {
+function checkSize(value: number | null | undefined, arg: string, max = MAX_WINDOW): void {
   if (value === null || value === undefined) return;
-  if (!Number.isInteger(value) || value < 0 || value > MAX_WINDOW) {
-    throw new BadInputError(`${arg} must be between 0 and ${MAX_WINDOW}, got ${value}`, arg);
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    const streamedToo = max === MAX_WINDOW && arg === 'first' ? ` (up to ${MAX_STREAMED_WINDOW} when its edges are selected with @stream)` : '';
+    throw new BadInputError(`${arg} must be between 0 and ${max}${streamedToo}, got ${value}`, arg);
   }
 }
 
@@ -79,8 +97,12 @@ export async function totalOf<T>(source: PagedSource<T>): Promise<number> {
  * `totalCount` the count; and when the window reaches the end of the list, the count is known
  * without asking. A window ending on a page boundary answers `hasNextPage` from the page after it.
  */
-export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T> {
-  checkSize(args.first, 'first');
+export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T>;
+export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, options: WindowOptions): StreamableConnection<T>;
+export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, options: WindowOptions = {}): StreamableConnection<T> {
+  // Only a forward window streams: `last` and `before` place the window from its end.
+  const streamed = options.streamed === true && args.last == null && args.before == null && args.first != null;
+  checkSize(args.first, 'first', streamed ? MAX_STREAMED_WINDOW : MAX_WINDOW);
   checkSize(args.last, 'last');
   const first = args.first ?? (args.last === null || args.last === undefined ? DEFAULT_WINDOW : undefined);
   const last = args.last ?? undefined;
@@ -158,7 +180,9 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Conn
   }
 
   return {
-    edges: lazy(async () => (await window).edges),
+    edges: streamed
+      ? streamWindow(source, after ? positionOf(after, 'after') : 0, first!, (pages, record) => ({ cursor: cursorOf(source, pages, record), node: record.node }))
+      : lazy(async () => (await window).edges),
     pageInfo: lazy(async () => (await window).pageInfo),
     totalCount: total,
   };

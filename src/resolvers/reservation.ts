@@ -5,7 +5,7 @@ import { orNull } from './loaders.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
 import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
-import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
+import { resolveWindow, type Connection, type StreamableConnection, type WindowArgs, type WindowOptions } from './paging.ts';
 import { checkParams } from '../upstream/params.ts';
 import { checkInput, validate } from './validate.ts';
 
@@ -81,8 +81,12 @@ function byReservationNumber(r: ReservationModel): readonly number[] {
   return [r.reservationNumber];
 }
 
-export function listReservations(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags, window: WindowArgs): Connection<ReservationModel> {
-  return resolveWindow(reservationSource(ctx, eventId, filter, flags), window);
+type Filter = ReservationFilter | null | undefined;
+
+export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs): Connection<ReservationModel>;
+export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs, options: WindowOptions): StreamableConnection<ReservationModel>;
+export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs, options: WindowOptions = {}): StreamableConnection<ReservationModel> {
+  return resolveWindow(reservationSource(ctx, eventId, filter, flags), window, options);
 }
 
 export async function getReservation(ctx: GatewayContext, eventId: number, reservationNumber: number, flags: ReservationFlags): Promise<ReservationModel | null> {

@@ -14,7 +14,8 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { RESERVATION_LOOKUPS_MAX } from '../resolvers/entities.ts';
-import { DEFAULT_WINDOW, MAX_SEEK_PAGES, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
+import { DEFAULT_WINDOW, MAX_SEEK_PAGES, MAX_STREAMED_WINDOW, MAX_WINDOW, UPSTREAM_PAGE } from '../resolvers/paging.ts';
+import { isStreamed } from './streamed-edges.ts';
 import { schema as gatewaySchema } from './index.ts';
 import { flattenFields } from './selection.ts';
 
@@ -68,8 +69,11 @@ const hotelOfEvent: Rule = (scope) => ({ calls: scope.events, below: scope });
 function window(field: FieldNode, args: Args, walk: Walk): { records: number; pages: number } {
   const first = typeof args.first === 'number' ? args.first : undefined;
   const last = typeof args.last === 'number' ? args.last : undefined;
-  const records = Math.max(0, Math.min(first ?? last ?? DEFAULT_WINDOW, MAX_WINDOW));
   const selected = flattenFields(field.selectionSet, walk.fragments);
+  // Streamed edges allow a larger window (resolvers/paging.ts); each of its pages is still a call.
+  const edges = selected.filter((f) => f.name.value === 'edges');
+  const streamed = first !== undefined && last === undefined && args.before == null && edges.length > 0 && edges.every((f) => isStreamed(f, walk.variables));
+  const records = Math.max(0, Math.min(first ?? last ?? DEFAULT_WINDOW, streamed ? MAX_STREAMED_WINDOW : MAX_WINDOW));
   const names = new Set(selected.map((f) => f.name.value));
   const readsWindow = names.has('edges') || names.has('pageInfo');
   const asksNextPage = selected.some((f) => f.name.value === 'pageInfo' && flattenFields(f.selectionSet, walk.fragments).some((g) => g.name.value === 'hasNextPage'));

@@ -26,6 +26,7 @@ import {
   ShoppingViewHotelRef,
 } from './refs.ts';
 import { reservationFlags, wantsPartnerview } from './selection.ts';
+import { streamsEdges } from './streamed-edges.ts';
 
 builder.asEntity(EventRef, {
   key: builder.selection<{ eventId: number }>('eventId'),
@@ -87,9 +88,9 @@ builder.node(EventRef, {
       {
         type: ReservationRef,
         description:
-          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one.',
+          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: the edges then arrive page by page, the first before the last page is read (`pageInfo` and `totalCount` still wait for the whole window: put them in a `@defer` fragment).',
         args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
-        resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args) as never,
+        resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, { streamed: streamsEdges(info) }) as never,
       },
       ReservationConnection,
     ),

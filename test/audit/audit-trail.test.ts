@@ -30,6 +30,7 @@ beforeEach(async () => {
   lines.length = 0;
   emulator.state.log = [];
   await gateway.upstream.clearCache();
+  gateway.clearResponseCache();
 });
 
 async function post(body: object, headers: Record<string, string> = {}) {
@@ -160,17 +161,20 @@ describe('client mistakes in the log', () => {
 describe('X-Show-Cost', () => {
   const query = '{ a: event(eventId: 5001) { eventId } b: event(eventId: 5002) { eventId } }';
 
-  it('puts upstreamCalls (made) and estimatedCalls into the extensions when the client sends X-Show-Cost: 1', async () => {
+  it('puts upstreamCalls (made), estimatedCalls and the response cache\'s outcome into the extensions when the client sends X-Show-Cost: 1', async () => {
     const first = await post({ query }, { ...acmeOps, 'x-show-cost': '1' });
-    expect(first.body.extensions).toEqual({ upstreamCalls: 2, estimatedCalls: 2 });
+    expect(first.body.extensions).toEqual({ upstreamCalls: 2, estimatedCalls: 2, responseCache: { hit: false, didCache: true, ttl: 60_000 } });
     const cached = await post({ query }, { ...acmeOps, 'x-show-cost': '1' });
-    expect(cached.body.extensions).toEqual({ upstreamCalls: 0, estimatedCalls: 2 });
+    expect(cached.body.extensions).toEqual({ upstreamCalls: 0, estimatedCalls: 2, responseCache: { hit: true } });
   });
 
-  it('adds no extensions without the header', async () => {
+  it('adds no extensions without the header, the response cache\'s neither (on a miss or a hit)', async () => {
     const answer = await post({ query }, acmeOps);
     expect(answer.body.extensions).toBeUndefined();
     expect(answer.body.data).toBeDefined();
+    const hit = await post({ query }, acmeOps);
+    expect(hit.body.extensions).toBeUndefined();
+    expect(sentUpstream()).toBe(2);
   });
 });
 

@@ -28,6 +28,7 @@ describe('per-licensee rate budgets', () => {
     // 2002's authenticate and first call spend its two sends of the window.
     expect(await t.exec('{ event(eventId: 6001) { eventId } }', undefined, globex)).toMatchObject({ data: { event: { eventId: 6001 } } });
     await t.gateway.upstream.clearCache();
+    t.gateway.clearResponseCache();
 
     // Its next call cannot have a slot before its deadline: it is refused at once.
     const refused = await t.exec('{ event(eventId: 6001) { eventId } }', undefined, globex);
@@ -36,6 +37,7 @@ describe('per-licensee rate budgets', () => {
     // 1001 is served, more times than 2002's whole budget, while 2002's call is still queued.
     for (let i = 0; i < 2 * SMALL_LIMIT; i++) {
       await t.gateway.upstream.clearCache();
+      t.gateway.clearResponseCache();
       expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, acme)).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
       expect(budget.waiting('1001')).toBe(0);
     }

@@ -16,8 +16,8 @@ let base: string;
 
 beforeAll(async () => {
   // A slow poller: its baseline read is the only polling within the test, so the counts hold still.
-  // Pages not kept between operations, so the load spends budget the chart can show.
-  if (CHROMIUM) t = await startBrowserGateway(CHROMIUM, { CHANGES_POLL_INTERVAL_MS: '600000', UPSTREAM_PAGE_TTL_MS: '0' });
+  // Neither pages nor answers kept between operations, so the load spends budget the chart can show.
+  if (CHROMIUM) t = await startBrowserGateway(CHROMIUM, { CHANGES_POLL_INTERVAL_MS: '600000', UPSTREAM_PAGE_TTL_MS: '0', RESPONSE_CACHE: 'off' });
   base = t?.url.replace(/\/graphql$/, '');
 }, 60_000);
 

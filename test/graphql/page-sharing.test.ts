@@ -13,8 +13,9 @@ const LIST = `query ($eventId: Int!, $status: ReservationStatus) {
 type List = { event: { reservations: { totalCount: number; edges: { node: { reservationNumber: number; customFieldValues: { customFieldId: number; value: string }[] } }[] } } };
 
 let t: TestGateway;
+// The response cache off: these operations repeat, and must reach the page layer to be counted.
 beforeAll(async () => {
-  t = await startGateway();
+  t = await startGateway({}, { RESPONSE_CACHE: 'off' });
 });
 afterAll(() => t.close());
 beforeEach(() => readyToCount(t));
@@ -59,7 +60,7 @@ describe('reservation pages and page counts shared across operations', () => {
   });
 
   it('a change made upstream by someone else shows once the page lifetime has passed', async () => {
-    const short = await startGateway({}, { UPSTREAM_PAGE_TTL_MS: '200' });
+    const short = await startGateway({}, { UPSTREAM_PAGE_TTL_MS: '200', RESPONSE_CACHE: 'off' });
     try {
       const count = async () => (await short.exec<List, Record<string, unknown>>(LIST, { eventId: 5003 })).data!.event.reservations.totalCount;
       const before = await count();

@@ -6,7 +6,7 @@ let t: TestGateway;
 /** Pages kept in flight only: what one operation reads, asserted without the page lifetime's help. */
 let uncached: TestGateway;
 beforeAll(async () => {
-  [t, uncached] = await Promise.all([startGateway(), startGateway({}, { UPSTREAM_PAGE_TTL_MS: '0' })]);
+  [t, uncached] = await Promise.all([startGateway(), startGateway({}, { UPSTREAM_PAGE_TTL_MS: '0', RESPONSE_CACHE: 'off' })]);
 });
 afterAll(() => Promise.all([t.close(), uncached.close()]));
 beforeEach(() => {

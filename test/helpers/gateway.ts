@@ -8,6 +8,8 @@ export interface GraphQLAnswer<T> {
   status: number;
   data?: T | null;
   errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+  /** With X-Show-Cost: 1, the cost and the response cache's outcome. */
+  extensions?: Record<string, unknown>;
 }
 
 export interface TestGateway {
@@ -61,9 +63,10 @@ export async function startGateway(
   return t;
 }
 
-/** A warm token, an empty upstream cache and an empty log: where call-counting tests start from. */
+/** A warm token, empty caches (upstream and response) and an empty log: where call-counting tests start from. */
 export async function readyToCount(t: TestGateway): Promise<void> {
   await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
   await t.gateway.upstream.clearCache();
+  t.gateway.clearResponseCache();
   t.clearLog();
 }

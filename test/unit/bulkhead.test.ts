@@ -30,8 +30,10 @@ describe('large operations run a few at a time', () => {
       },
     });
     const yoga = createYoga({ schema, plugins: [useLargeResultBulkhead(2)], logging: false });
-    const run = async (first: number) =>
-      (await yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ list(first: ${first}) }` }) })).json();
+    const run = async (first: number) => {
+      const res = await yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ list(first: ${first}) }` }) });
+      return res.json();
+    };
     const large = await Promise.all(Array.from({ length: 8 }, () => run(1000)));
     expect(large).toEqual(Array.from({ length: 8 }, () => ({ data: { list: 1 } })));
     expect(most).toBe(2);

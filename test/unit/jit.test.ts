@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { expandedFields } from '../../src/jit.ts';
+import { defersOrStreams, expandedFields } from '../../src/jit.ts';
 import { loadConfig } from '../../src/config.ts';
 
 describe('which documents graphql-jit compiles', () => {
@@ -15,6 +15,12 @@ describe('which documents graphql-jit compiles', () => {
     const levels = Array.from({ length: 60 }, (_, i) => `fragment F${i} on Event { ...F${i + 1} ...F${i + 1} }`).join('\n');
     const document = parse(`{ event(eventId: 1) { ...F0 } }\n${levels}\nfragment F60 on Event { name }`);
     expect(expandedFields(document)).toBe(5_001);
+  });
+
+  it('leaves documents with @defer or @stream to the executor that knows them', () => {
+    expect(defersOrStreams(parse('{ event(eventId: 1) { reservations(first: 5) { edges @stream(initialCount: 0) { cursor } } } }'))).toBe(true);
+    expect(defersOrStreams(parse('{ event(eventId: 1) { name ... @defer { hotels { name } } } }'))).toBe(true);
+    expect(defersOrStreams(parse('{ event(eventId: 1) { name } }'))).toBe(false);
   });
 
   it('GRAPHQL_JIT is on by default, off on request, and refuses anything else', () => {

@@ -1,0 +1,67 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+
+/**
+ * What `npm start` runs: the gateway compiled by scripts/build.mjs, started with plain node (no
+ * tsx), over an emulator given by UPSTREAM_BASE_URL. Built into dist-test/ (one level under the
+ * repository, like dist/, so that config.ts finds package.json the same way).
+ */
+const OUT_DIR = 'dist-test';
+let emulator: Emulator;
+let gateway: ChildProcess;
+let url: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0, rateLimit: false });
+  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', OUT_DIR], { encoding: 'utf8' });
+  expect(build.status, build.stderr).toBe(0);
+  gateway = spawn(process.execPath, [`${OUT_DIR}/main.js`], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  url = await new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const ready = /ready at (http:\/\/\S+\/graphql)/.exec(output);
+      if (ready) resolve(ready[1]!);
+    };
+    gateway.stdout!.on('data', read);
+    gateway.stderr!.on('data', read);
+    gateway.once('exit', (code) => reject(new Error(`dist/main.js exited with ${code}:\n${output}`)));
+  });
+}, 25_000);
+
+afterAll(async () => {
+  if (gateway?.exitCode === null) {
+    const exited = new Promise((resolve) => gateway.once('exit', resolve));
+    gateway.kill('SIGTERM');
+    await exited;
+  }
+  await emulator?.close();
+  rmSync(OUT_DIR, { recursive: true, force: true });
+});
+
+describe('the built gateway (dist/main.js)', () => {
+  it('answers GraphQL over the service UPSTREAM_BASE_URL names', async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ event(eventId: 5001) { eventId name } }' }),
+    });
+    const body = (await res.json()) as { data?: { event: { eventId: number; name: string } } };
+    expect(res.status).toBe(200);
+    expect(body.data?.event.eventId).toBe(5001);
+    expect(emulator.state.log.some((call) => call.endpoint === 'getevent')).toBe(true);
+  });
+
+  it('serves GraphiQL with the example query, a file that is not TypeScript copied into dist', async () => {
+    const res = await fetch(url, { headers: { accept: 'text/html' } });
+    const page = await res.text();
+    expect(res.status).toBe(200);
+    expect(page).toContain('Reservation gateway');
+    expect(page).toContain('reservations(first:');
+  });
+});
