@@ -105,6 +105,8 @@ const envSchema = z
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
+    CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
     GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
     RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
     // Checked by parseTtls with the other settings' problems (see loadConfig).
@@ -193,6 +195,10 @@ export interface Config {
   /** RESPONSE_CACHE and RESPONSE_CACHE_TTLS: whole answers kept per licensee and client scopes (src/response-cache). */
   responseCache: { enabled: boolean; ttls: Record<CachedType, number> };
   logLevel: string;
+  /** How often each change feed polls the service (stretched while a licensee's budget is tight). */
+  changesPollIntervalMs: number;
+  /** Where traces go (OTLP over HTTP); unset: no tracing. */
+  otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
   graphqlJit: boolean;
   /** Settings that work but deserve a look (logged at start). */
@@ -254,6 +260,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: e.CORS_ORIGINS,
     responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,
+    changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',
     warnings: [
       ...tenants.warnings,

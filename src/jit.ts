@@ -9,8 +9,11 @@ import { defersOrStreams } from './incremental.ts';
  * `docs/benchmarks.md`). GRAPHQL_JIT=off goes back to graphql-js.
  */
 export function useCompiledExecution(): Plugin[] {
-  // graphql-jit knows neither @defer nor @stream: such documents run on graphql-tools' executor.
-  return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: ({ document }) => !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS }) as Plugin];
+  // Subscriptions stay on graphql-js: graphql-jit's subscribe coerces the already coerced variables
+  // again for each event and refuses an enum's internal value (a filter by reservationStatus).
+  const compiled = ({ document, operationName }: { document: DocumentNode; operationName?: string | null }) =>
+    getOperationAST(document, operationName)?.operation !== 'subscription' && !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS;
+  return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: compiled }) as Plugin];
 }
 
 /**

@@ -53,6 +53,7 @@ if (!upstreamBaseUrl) {
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
 const server = createServer(gateway.yoga);
+const webSockets = gateway.acceptWebSockets(server);
 server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
@@ -69,9 +70,12 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight requests');
   const force = setTimeout(() => process.exit(1), 15_000).unref();
-  // Stop accepting, let requests in flight finish, drop idle keep-alive connections.
+  // Stop accepting, let requests in flight finish, drop idle keep-alive connections; subscription
+  // streams end (their clients resume with `since`), or the server would wait for them.
+  gateway.changeFeeds.close();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  await webSockets.close();
   await closed;
   await gateway.close();
   await shared?.redis.close();

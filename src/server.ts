@@ -1,10 +1,13 @@
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { Logger } from 'pino';
 import { OperationRecords, useAuditResult, useAuditTrail } from './audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
+import { createFeedRegistry } from './changes/gateway-feeds.ts';
+import type { FeedRegistry } from './changes/registry.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
@@ -12,6 +15,10 @@ import { useScopes } from './auth/scopes.ts';
 import type { Config } from './config.ts';
 import { corsFor, useCsrfPrevention } from './cross-site.ts';
 import { useReadableHttpErrors } from './http-errors.ts';
+import { GatewayMetrics } from './metrics/gateway-metrics.ts';
+import { useMetrics } from './metrics/plugin.ts';
+import { BudgetHistory } from './status/budget-history.ts';
+import { useStatusPage } from './status/plugin.ts';
 import { useCompiledExecution } from './jit.ts';
 import { useLargeResultBulkhead } from './bulkhead.ts';
 import { yogaLogging } from './logger.ts';
@@ -21,12 +28,16 @@ import type { CachedType } from './response-cache/ttls.ts';
 import { RedisFanout } from './upstream/stores/redis-fanout.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
+import { createTracing } from './tracing.ts';
 import { useTrustedDocuments } from './trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { UpstreamError } from './upstream/errors.ts';
+import { observeAll } from './upstream/observer.ts';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TenantLicensee } from './licensees.ts';
 import type { RedisConnection } from './redis.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
+import { serveWebSockets, type WebSocketTransport } from './websocket.ts';
 
 /** The query GraphiQL opens on; also a typed test operation (codegen reads the same file). */
 export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', import.meta.url), 'utf8');
@@ -34,6 +45,12 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
   upstream: UpstreamClient;
+  /** What /metrics serves (and the status page shows). */
+  metrics: GatewayMetrics;
+  /** The change feeds of `reservationChanged`. */
+  changeFeeds: FeedRegistry;
+  /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
+  acceptWebSockets(server: Server): WebSocketTransport;
   /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
   clearResponseCache(): void;
   close(): Promise<void>;
@@ -46,20 +63,36 @@ export interface Gateway {
 export function createGateway(
   config: Config & { upstreamBaseUrl: string },
   logger?: Logger,
-  options: { keySetTiming?: KeySetTiming; shared?: { redis: RedisConnection; stores: SharedStores } } = {},
+  options: { keySetTiming?: KeySetTiming; spanExporter?: SpanExporter; shared?: { redis: RedisConnection; stores: SharedStores } } = {},
 ): Gateway {
   const { shared } = options;
-  const upstream = new UpstreamClient({
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
+  const tracing = createTracing(config.otlpEndpoint, options.spanExporter);
+  const upstreamIds = config.licensees.map((licensee) => licensee.upstream.id);
+  // The gauges read the budget and the feeds when /metrics is scraped.
+  const metrics: GatewayMetrics = new GatewayMetrics({
+    licensees: upstreamIds,
+    budgetUsed: (licensee) => upstream.budget.used(licensee),
+    budgetLimit: (licensee) => upstream.budget.effectiveLimitOf(licensee),
+    queueLength: (licensee) => upstream.budget.waiting(licensee),
+    feeds: () => changeFeeds.active(),
+  });
+  const upstream: UpstreamClient = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
     ...config.upstream,
     ...(shared ? { stores: shared.stores } : {}),
     logger: logger?.child({ component: 'upstream' }),
+    observer: observeAll([metrics, tracing?.observer]),
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
+  const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
+  const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
+  budgetHistory.start();
+  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }) });
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
   const invalidations = shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
   const responseCache = config.responseCache.enabled
@@ -75,7 +108,7 @@ export function createGateway(
     context: ({ request }) => {
       const principal = principals.of(request);
       const operation = operations.of(request);
-      return createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++);
+      return { ...createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     graphiql: { title: 'Reservation gateway', defaultQuery: EXAMPLE_QUERY, ...graphiqlCredentialHint(config.auth.mode) },
@@ -89,7 +122,10 @@ export function createGateway(
       // First: the refusals of the plugins after it (401, 403, limits) are audited and carry the request id.
       useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
       useReadiness(upstream, config.licensees, shared),
-      useAuthentication(authenticatorFor(config.auth, config.licensees, options.keySetTiming), principals),
+      useMetrics(metrics),
+      ...(tracing ? [tracing.plugin] : []),
+      useStatusPage(metrics, upstreamIds, budgetHistory),
+      useAuthentication(authenticate, principals),
       useScopes((context) => (context as GatewayContext).principal),
       useCsrfPrevention(),
       useReadableHttpErrors(),
@@ -111,11 +147,17 @@ export function createGateway(
   return {
     yoga,
     upstream,
+    metrics,
+    changeFeeds,
     clearResponseCache: () => responseCache?.clear(),
-    async close() {
+    acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
+    close: async () => {
+      budgetHistory.stop();
+      changeFeeds.close();
       await (await unsubscribe)?.();
       shared?.stores.close();
       await upstream.close();
+      await tracing?.shutdown();
     },
   };
 }

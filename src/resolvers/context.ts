@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.ts';
+import type { FeedRegistry } from '../changes/registry.ts';
 import type { Licensee } from '../upstream/licensee.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
@@ -16,6 +17,8 @@ export interface GatewayContext {
   loaders: Loaders;
   /** Where resolvers report what they skip (records that do not decode); a pino logger fits. */
   log?: ResolverLog;
+  /** The change feeds `reservationChanged` subscribes to (one poller per licensee and event). */
+  changeFeeds?: FeedRegistry;
 }
 
 export interface ResolverLog {

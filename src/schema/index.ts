@@ -10,6 +10,7 @@ import './room-pickup.ts';
 import './shopping-view.ts';
 import './hotel.ts';
 import './reservation.ts';
+import './reservation-change.ts';
 import './attendee.ts';
 import './question.ts';
 import './custom-field.ts';
@@ -17,6 +18,7 @@ import './pickup.ts';
 
 builder.queryType({ description: 'Reads of the reservation service, for one licensee.' });
 builder.mutationType({ description: 'Writes to the reservation service, checked before anything is sent.' });
+builder.subscriptionType({ description: 'Changes of the reservation service, pushed over SSE or graphql-ws at /graphql.' });
 
 /** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
 export const { schema, sdl: subgraphSdl } = toSubgraphSchema(

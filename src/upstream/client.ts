@@ -1,7 +1,7 @@
 import { MemoryCacheStore, type CacheStore } from './cache.ts';
 import { compose, type NamedLayer, type Send, type UpstreamCall } from './call.ts';
 import { classifyAnswer, toUpstreamError } from './classify.ts';
-import { ENDPOINTS, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
+import { ENDPOINTS, versionOf, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/share-and-cache.ts';
@@ -9,10 +9,12 @@ import { tokenLayer } from './layers/token.ts';
 import type { Licensee } from './licensee.ts';
 import { checkParams } from './params.ts';
 import { RateBudget, type BudgetStore, type CallPriority } from './rate-limit.ts';
+import type { UpstreamObserver } from './observer.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';
 import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
-import { Transport } from './transport.ts';
+import { Transport, type RawAnswer } from './transport.ts';
+import { AttemptFailure } from './retry.ts';
 
 export interface UpstreamOptions {
   /** The service, without /api/… */
@@ -34,6 +36,8 @@ export interface UpstreamOptions {
   logger?: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   /** The clock of deadlines, the budget, token lifetimes and readiness (tests move it). */
   now?: () => number;
+  /** Told of every attempt sent and every cached read (metrics, traces, the status page). */
+  observer?: UpstreamObserver;
 }
 
 export interface CallOptions {
@@ -63,6 +67,7 @@ export class UpstreamClient {
   private readonly reads: SharedReads;
   private readonly readiness: Readiness;
   private readonly path: Send;
+  private readonly attempts = new WeakMap<UpstreamCall, number>();
   /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
   private readonly now: () => number;
 
@@ -73,7 +78,7 @@ export class UpstreamClient {
     const breaker = createBreaker(options.halfOpenAfterMs);
     const answer: Send = async (call) => {
       call.onSent?.();
-      return classifyAnswer(call, await this.transport.send(call), now);
+      return classifyAnswer(call, await this.sendObserved(call), now);
     };
     this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now, logger: options.logger });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
@@ -114,9 +119,13 @@ export class UpstreamClient {
 
   /** Calls one endpoint for a licensee with typed parameters; resolves to the decoded answer. */
   async call<N extends Exclude<EndpointName, 'authenticate'>>(licensee: Licensee, name: N, params: ParamsOf<N>, options: CallOptions = {}): Promise<ResultOf<N>> {
-    const call = this.prepare(licensee, name, params, options);
+    let sent = false;
+    const call = this.prepare(licensee, name, params, { ...options, onSent: () => ((sent = true), options.onSent?.()) });
     try {
-      return (await this.path(call)) as ResultOf<N>;
+      const result = (await this.path(call)) as ResultOf<N>;
+      const cached = call.endpoint.pagedList ? (this.options.pageTtlMs ?? 0) > 0 : call.endpoint.cacheTtlMs > 0;
+      if (cached) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
+      return result;
     } catch (error) {
       throw toUpstreamError(error, call, this.options.rateWindowMs);
     }
@@ -141,6 +150,26 @@ export class UpstreamClient {
   async close(): Promise<void> {
     this.budget.close();
     await this.transport.close();
+  }
+
+  /** Sends one attempt, telling the observer how it ended; attempts count per call object (the retry layer resends the same one). */
+  private async sendObserved(call: UpstreamCall): Promise<RawAnswer> {
+    const observer = this.options.observer;
+    if (!observer) return this.transport.send(call);
+    const attempt = (this.attempts.get(call) ?? 0) + 1;
+    this.attempts.set(call, attempt);
+    const startedAt = this.now();
+    const started = performance.now();
+    const tell = (status: number | 'network' | 'timeout') =>
+      observer.attempt({ licensee: call.licensee.id, endpoint: call.name, version: versionOf(call.name), status, attempt, durationMs: performance.now() - started, startedAt });
+    try {
+      const answer = await this.transport.send(call);
+      tell(answer.status);
+      return answer;
+    } catch (error) {
+      tell(error instanceof AttemptFailure && error.kind === 'timeout' ? 'timeout' : 'network');
+      throw error;
+    }
   }
 
   /** Checks and encodes the parameters, before anything is sent: a client's mistake costs no call. */

@@ -51,6 +51,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
   });
 
+  it('reads the change feeds’ interval and the traces’ endpoint; bad values are a ConfigError (issue 11)', () => {
+    expect(loadConfig({}).changesPollIntervalMs).toBe(15_000);
+    expect(loadConfig({}).otlpEndpoint).toBeUndefined();
+    expect(loadConfig({ CHANGES_POLL_INTERVAL_MS: '1000', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toMatchObject({ changesPollIntervalMs: 1000, otlpEndpoint: 'http://127.0.0.1:4318' });
+    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: 'often' })).toThrow(/CHANGES_POLL_INTERVAL_MS: must be a number/);
+    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: '0' })).toThrow(/CHANGES_POLL_INTERVAL_MS: must be at least 100/);
+    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: '1.5' })).toThrow(ConfigError);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/);
+  });
+
   it('requires credentials with an upstream', () => {
     expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
     const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });

@@ -1,0 +1,110 @@
+import type { ReservationModel } from '../resolvers/models.ts';
+import { changesAmong, instantOf, type ReservationChange, type SeenRecord } from './change.ts';
+
+/** Reads an event's reservations for a feed: every page, as the service holds them now. */
+export interface FeedSource {
+  /** Records modified at or after `modifiedAfter` (ISO; the service compares whole minutes), or all of them. */
+  read(modifiedAfter?: string): Promise<ReservationModel[]>;
+}
+
+export type ChangeListener = (changes: readonly ReservationChange[]) => void;
+
+export interface ChangeFeedOptions {
+  source: FeedSource;
+  /** CHANGES_POLL_INTERVAL_MS. */
+  intervalMs: number;
+  /** Share of the licensee's budget used in the current window (1 = all of it). */
+  budgetUsed: () => Promise<number>;
+  /** Told of changes before subscribers are (the gateway drops cached reservation pages). */
+  onChanges?: (changes: readonly ReservationChange[]) => void;
+  /** Told of a poll that failed; the feed polls again at the next interval. */
+  onPollError?: (error: unknown) => void;
+}
+
+/** Over this share of the budget used, polling slows down: interactive queries come first. */
+export const TIGHT_BUDGET = 0.8;
+/** How much longer the interval gets while the budget is tight. */
+export const STRETCH_FACTOR = 4;
+
+/**
+ * The modification filter goes back one minute before the latest change seen: the service keeps
+ * minutes only, and a clock edge between its write and our read must not lose a change.
+ */
+const LOOK_BACK_MS = 60_000;
+
+/**
+ * One poller of one licensee's event: a baseline read of every record, then, each interval, the
+ * records modified since the latest modification seen (the service's clock, never ours), each
+ * change told to the listeners once, in modification order (see change.ts for what a change is).
+ */
+export class ChangeFeed {
+  private readonly seen = new Map<number, SeenRecord>();
+  private readonly listeners = new Set<ChangeListener>();
+  /** The latest modification time seen, on the service's clock (-Infinity: none yet). */
+  private latest = -Infinity;
+  /** Records made at or after this are CREATED when first seen. */
+  private baseline = -Infinity;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private polls = 0;
+
+  constructor(private readonly options: ChangeFeedOptions) {}
+
+  /** The baseline read; polling starts after it. Rejects when the read fails (an unknown event). */
+  async start(): Promise<void> {
+    const records = await this.options.source.read();
+    changesAmong(records, this.seen, Infinity);
+    for (const record of records) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
+    this.baseline = this.latest;
+    void this.schedule();
+  }
+
+  /** The latest modification time the feed has seen, on the service's clock (ms; -Infinity for none). */
+  latestModification(): number {
+    return this.latest;
+  }
+
+  /** Polls done since the baseline (status page, tests). */
+  pollCount(): number {
+    return this.polls;
+  }
+
+  listen(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** The next poll's delay: the interval, stretched while the licensee's budget is tight. */
+  async nextDelayMs(): Promise<number> {
+    const used = await this.options.budgetUsed().catch(() => 0);
+    return used > TIGHT_BUDGET ? this.options.intervalMs * STRETCH_FACTOR : this.options.intervalMs;
+  }
+
+  /** One poll: reads what changed since the latest modification seen and tells the listeners. */
+  async poll(): Promise<void> {
+    const since = this.latest === -Infinity ? undefined : new Date(this.latest - LOOK_BACK_MS).toISOString();
+    const records = await this.options.source.read(since);
+    this.polls++;
+    if (this.stopped) return;
+    const changes = changesAmong(records, this.seen, this.baseline);
+    for (const change of changes) this.latest = Math.max(this.latest, instantOf(change.modifiedAt));
+    if (changes.length === 0) return;
+    this.options.onChanges?.(changes);
+    for (const listener of this.listeners) listener(changes);
+  }
+
+  private async schedule(): Promise<void> {
+    const delay = await this.nextDelayMs();
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.poll()
+        .catch((error: unknown) => this.options.onPollError?.(error))
+        .finally(() => void (this.stopped || this.schedule()));
+    }, delay);
+  }
+}

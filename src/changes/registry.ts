@@ -1,0 +1,89 @@
+import type { Licensee } from '../upstream/licensee.ts';
+import { ChangeFeed, type ChangeListener } from './feed.ts';
+
+/** A subscriber's place in a feed. */
+export interface FeedMembership {
+  /** The latest modification the feed has seen, on the service's clock (ms; -Infinity for none). */
+  latestModification(): number;
+  /** Leaves the feed; the last member to leave stops its poller. */
+  leave(): void;
+}
+
+/**
+ * Where subscribers find the one feed of a licensee's event. In memory here: one poller per
+ * licensee and event in this process. With replicas, an implementation holding a shared lease
+ * (Redis) fits behind the same interface.
+ */
+export interface FeedRegistry {
+  /**
+   * Joins (starting it for the first member, after its baseline read); rejects when the baseline
+   * read fails. `closed` is told when the registry closes (the gateway shuts down), to end the stream.
+   */
+  join(licensee: Licensee, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
+  /** Feeds polling now, per licensee id (metrics, status page). */
+  active(): { licenseeId: string; eventId: number; members: number; polls: number }[];
+  /** Stops every poller and ends every member's stream. */
+  close(): void;
+}
+
+interface Running {
+  feed: ChangeFeed;
+  started: Promise<void>;
+  members: number;
+  /** Each member's `closed`. */
+  closers: Set<() => void>;
+  licenseeId: string;
+  eventId: number;
+}
+
+export class LocalFeedRegistry implements FeedRegistry {
+  private readonly feeds = new Map<string, Running>();
+
+  constructor(private readonly createFeed: (licensee: Licensee, eventId: number) => ChangeFeed) {}
+
+  async join(licensee: Licensee, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+    const key = `${licensee.id}|${eventId}`;
+    let running = this.feeds.get(key);
+    if (!running) {
+      const feed = this.createFeed(licensee, eventId);
+      running = { feed, started: feed.start(), members: 0, closers: new Set(), licenseeId: licensee.id, eventId };
+      this.feeds.set(key, running);
+    }
+    const joined = running;
+    joined.members++;
+    const unlisten = joined.feed.listen(listener);
+    joined.closers.add(closed);
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      unlisten();
+      joined.closers.delete(closed);
+      if (--joined.members > 0) return;
+      joined.feed.stop();
+      if (this.feeds.get(key) === joined) this.feeds.delete(key);
+    };
+    try {
+      await joined.started;
+    } catch (error) {
+      // A failed baseline read leaves no feed behind: the next subscriber tries afresh.
+      if (this.feeds.get(key) === joined) this.feeds.delete(key);
+      leave();
+      throw error;
+    }
+    return { latestModification: () => joined.feed.latestModification(), leave };
+  }
+
+  active() {
+    return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({ licenseeId, eventId, members, polls: feed.pollCount() }));
+  }
+
+  close(): void {
+    const running = [...this.feeds.values()];
+    this.feeds.clear();
+    for (const { feed, closers } of running) {
+      feed.stop();
+      for (const closed of [...closers]) closed();
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import type { ReservationModel } from '../resolvers/models.ts';
+import { UPSTREAM_PAGE } from '../resolvers/paged-source.ts';
+import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
+import type { Licensee } from '../upstream/licensee.ts';
+import type { FeedSource } from './feed.ts';
+
+export interface SourceOptions extends Pick<CallOptions, 'priority'> {
+  /** Drop the event's cached reservation pages first: a poll must see the service, not a page kept for UPSTREAM_PAGE_TTL_MS. */
+  fresh?: boolean;
+}
+
+/**
+ * An event's reservations read through the upstream client, every page, with every detail group
+ * (one feed serves subscribers selecting any fields; the flags cost no extra call). `background`
+ * for the pollers: their calls wait behind every interactive query for the budget.
+ */
+export function upstreamSource(upstream: UpstreamClient, licensee: Licensee, eventId: number, { fresh = false, ...options }: SourceOptions = {}): FeedSource {
+  return {
+    async read(modifiedAfter) {
+      if (fresh) await upstream.drop(licensee, `getreservation|${eventId}`);
+      const records: ReservationModel[] = [];
+      for (let page = 1; ; page++) {
+        const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...(modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {}) };
+        const list = await upstream.call(licensee, 'getreservation', params, options);
+        for (const record of list.slice()) records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
+        if (list.length < UPSTREAM_PAGE) return records;
+      }
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { changesAmong, instantOf, type ReservationChange } from '../changes/change.ts';
+import { ChangeStream } from '../changes/change-stream.ts';
+import type { FeedMembership } from '../changes/registry.ts';
+import { upstreamSource } from '../changes/upstream-source.ts';
+import { BadInputError, NotFoundError } from '../upstream/errors.ts';
+import type { GatewayContext } from './context.ts';
+
+export interface ReservationChangeFilter {
+  hotelId?: number | null;
+  groupCode?: string | null;
+  reservationStatus?: 'new' | 'accepted' | 'cancelled' | 'declined' | null;
+  attendeeId?: string | null;
+}
+
+export interface ReservationChangeArgs {
+  eventId: number;
+  /** ISO instant: replay the current state of records modified at or after it, then go live. */
+  since?: string | null;
+  filter?: ReservationChangeFilter | null;
+}
+
+/** What a subscriber's stream carries: changes, or the one failure that ends it. */
+export type ChangeEvent = ReservationChange | { failure: unknown };
+
+/**
+ * How far ahead of our clock (or of the latest modification the service showed, when its clock is
+ * ahead of ours) `since` may be: the service keeps minutes, so a time within the current minute is now.
+ */
+const FUTURE_TOLERANCE_MS = 60_000;
+
+/**
+ * The changes of one event for one subscriber: it joins the licensee's one feed of the event (which
+ * polls for everyone), replays what changed since `since` first when asked, and keeps what its
+ * filter matches. The stream is returned at once, so the response's headers go out before the
+ * feed's baseline read; an unknown event or a `since` in the future then arrives on the stream as
+ * its one failure, and ends it.
+ */
+export function subscribeReservationChanges(ctx: GatewayContext, args: ReservationChangeArgs): AsyncIterable<ChangeEvent> {
+  const feeds = ctx.changeFeeds;
+  if (!feeds) throw new Error('reservationChanged needs the gateway’s change feeds in the context');
+  if (!(args.eventId > 0)) throw new BadInputError(`eventId: must be a positive event id; got ${args.eventId}`, 'eventId');
+  const matches = filterOf(args.filter);
+
+  // Live changes that arrive while the replay is read wait, so that the replay comes first.
+  let held: ReservationChange[] | undefined = args.since ? [] : undefined;
+  let replayed = new Set<string>();
+  let membership: FeedMembership | undefined;
+  const stream = new ChangeStream<ChangeEvent>(() => membership?.leave());
+  const deliver = (changes: readonly ReservationChange[]) => stream.push(changes.filter((change) => matches(change) && !replayed.has(change.key)));
+
+  const begin = async () => {
+    try {
+      membership = await feeds.join(
+        ctx.licensee,
+        args.eventId,
+        (changes) => (held ? held.push(...changes) : deliver(changes)),
+        () => stream.finish(),
+      );
+    } catch (error) {
+      throw error instanceof NotFoundError ? new BadInputError(`eventId: no event ${args.eventId} for this licensee`, 'eventId') : error;
+    }
+    // The client left during the baseline read.
+    if (stream.ended) return membership.leave();
+    if (!args.since) return;
+    const since = instantOf(args.since);
+    const now = Math.max(Date.now(), membership.latestModification());
+    if (since > now + FUTURE_TOLERANCE_MS) throw new BadInputError(`since: ${args.since} is in the future; give a past instant (such as the last modifiedAt received) or leave it out`, 'since');
+    // The service keeps no history: the replay is the current state of what was modified since then.
+    const replay = changesAmong(await upstreamSource(ctx.upstream, ctx.licensee, args.eventId).read(args.since), new Map(), since);
+    replayed = new Set(replay.map((change) => change.key));
+    stream.push(replay.filter(matches));
+    const waiting = held ?? [];
+    held = undefined;
+    deliver(waiting);
+  };
+  void begin().catch((failure: unknown) => {
+    stream.push([{ failure }]);
+    stream.finish();
+  });
+  return stream;
+}
+
+/** The subscriber's filter, applied by the gateway to each change (the feed polls unfiltered for everyone). */
+function filterOf(filter: ReservationChangeFilter | null | undefined): (change: ReservationChange) => boolean {
+  const wanted = filter ?? {};
+  const same = (value: string | null | undefined, expected: string | null | undefined) => expected == null || value?.toLowerCase() === expected.toLowerCase();
+  return ({ reservation }) =>
+    (wanted.hotelId == null || reservation.hotelId === wanted.hotelId) &&
+    same(reservation.groupCode, wanted.groupCode) &&
+    (wanted.reservationStatus == null || reservation.status === wanted.reservationStatus) &&
+    same(reservation.attendeeId, wanted.attendeeId);
+}

@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import type { Plugin } from 'graphql-yoga';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import { BudgetHistory } from './budget-history.ts';
+import { statusSnapshot } from './snapshot.ts';
+
+const PAGE = readFileSync(new URL('./page.html', import.meta.url), 'utf8');
+
+/** The page runs its own inline script and fetches only from the gateway: nothing from a CDN. */
+const PAGE_POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'";
+
+/**
+ * `/status`: one HTML page for operators (budget chart, queue, token age, cache hit ratio, error
+ * rate, pollers, last errors), refreshing itself from `/status.json`, which reads the /metrics registry.
+ */
+export function useStatusPage(metrics: GatewayMetrics, licensees: readonly string[], history: BudgetHistory): Plugin {
+  return {
+    async onRequest({ url, endResponse, fetchAPI }) {
+      if (url.pathname === '/status') {
+        endResponse(new fetchAPI.Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_POLICY, 'cache-control': 'no-store' } }));
+      } else if (url.pathname === '/status.json') {
+        const snapshot = await statusSnapshot(metrics, history, licensees);
+        endResponse(new fetchAPI.Response(JSON.stringify(snapshot), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } }));
+      }
+    },
+  };
+}

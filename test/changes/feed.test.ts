@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { changeKind, changesAmong, contentHash, type SeenRecord } from '../../src/changes/change.ts';
+import { ChangeFeed, STRETCH_FACTOR, type FeedSource } from '../../src/changes/feed.ts';
+import { upstreamSource } from '../../src/changes/upstream-source.ts';
+import type { ReservationModel } from '../../src/resolvers/models.ts';
+import type { UpstreamClient } from '../../src/upstream/client.ts';
+
+/** A reservation as the upstream layer decodes it; `raw` is what the hash reads. */
+function reservation(reservationNumber: number, fields: { status?: string; createdDate?: string; modifiedDate?: string; note?: string } = {}): ReservationModel {
+  const record = { reservationNumber, eventId: 5003, status: fields.status ?? 'new', createdDate: fields.createdDate ?? '2027-01-15T12:00:00+00:00', modifiedDate: fields.modifiedDate ?? '2027-01-15T12:00:00+00:00' };
+  return { ...record, raw: { ...record, note: fields.note } } as unknown as ReservationModel;
+}
+
+/** A source whose answer the test sets, recording each modifiedAfter it was asked for. */
+function scriptedSource(initial: ReservationModel[]) {
+  const asked: (string | undefined)[] = [];
+  let answer = initial;
+  const source: FeedSource = {
+    read: async (modifiedAfter) => {
+      asked.push(modifiedAfter);
+      return answer;
+    },
+  };
+  return { source, asked, answer: (records: ReservationModel[]) => (answer = records) };
+}
+
+describe('change kinds (issue 11)', () => {
+  const baseline = Date.parse('2027-01-15T12:00:00Z');
+  const seen = (cancelled: boolean): SeenRecord => ({ hash: 'before', cancelled });
+
+  it('CREATED: first seen and made at or after the baseline', () => {
+    expect(changeKind(reservation(1), undefined, baseline)).toBe('CREATED');
+    expect(changeKind(reservation(1, { createdDate: '2027-01-15T11:59:00+00:00' }), undefined, baseline)).toBe('CHANGED');
+  });
+
+  it('CANCELLED: cancelled now and not when last seen, or first seen cancelled', () => {
+    expect(changeKind(reservation(1, { status: 'cancelled' }), seen(false), baseline)).toBe('CANCELLED');
+    expect(changeKind(reservation(1, { status: 'cancelled' }), undefined, baseline)).toBe('CANCELLED');
+    // Cancelled before, changed again: CHANGED.
+    expect(changeKind(reservation(1, { status: 'cancelled' }), seen(true), baseline)).toBe('CHANGED');
+  });
+
+  it('two changes in the same minute both arrive: the content hash tells them apart, not the time', () => {
+    const known = new Map<number, SeenRecord>();
+    expect(changesAmong([reservation(1, { note: 'first' })], known, baseline)).toHaveLength(1);
+    // Same minute, other content: a change; the same content read again: none.
+    expect(changesAmong([reservation(1, { note: 'second' })], known, baseline).map((change) => change.kind)).toEqual(['CHANGED']);
+    expect(changesAmong([reservation(1, { note: 'second' })], known, baseline)).toEqual([]);
+    expect(contentHash(reservation(1, { note: 'a' }))).not.toBe(contentHash(reservation(1, { note: 'b' })));
+  });
+
+  it('orders a batch by modification time, then reservation number', () => {
+    const changes = changesAmong(
+      [reservation(9, { modifiedDate: '2027-01-15T12:01:00+00:00' }), reservation(7, { modifiedDate: '2027-01-15T12:02:00+00:00' }), reservation(3, { modifiedDate: '2027-01-15T12:01:00+00:00' })],
+      new Map(),
+      baseline,
+    );
+    expect(changes.map((change) => change.reservation.reservationNumber)).toEqual([3, 9, 7]);
+  });
+});
+
+describe('ChangeFeed (issue 11)', () => {
+  it('polls from the latest modification seen (the service’s clock) minus one minute', async () => {
+    const script = scriptedSource([reservation(1, { modifiedDate: '2027-01-15T10:30:00+00:00' }), reservation(2, { modifiedDate: '2027-01-15T11:45:00+00:00' })]);
+    const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    await feed.start();
+    feed.stop();
+    await feed.poll();
+    expect(script.asked).toEqual([undefined, '2027-01-15T11:44:00.000Z']);
+  });
+
+  it('tells each change once, records already seen at the baseline are no change', async () => {
+    const script = scriptedSource([reservation(1)]);
+    const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    const told: number[][] = [];
+    feed.listen((changes) => told.push(changes.map((change) => change.reservation.reservationNumber)));
+    await feed.start();
+    await feed.poll();
+    script.answer([reservation(1), reservation(2)]);
+    await feed.poll();
+    await feed.poll();
+    feed.stop();
+    expect(told).toEqual([[2]]);
+  });
+
+  it('stretches the interval while the licensee’s budget is over 80 % used, and comes back after', async () => {
+    let used = 0.5;
+    const feed = new ChangeFeed({ source: scriptedSource([]).source, intervalMs: 1000, budgetUsed: async () => used });
+    expect(await feed.nextDelayMs()).toBe(1000);
+    used = 0.81;
+    expect(await feed.nextDelayMs()).toBe(1000 * STRETCH_FACTOR);
+    used = 0.8;
+    expect(await feed.nextDelayMs()).toBe(1000);
+  });
+
+  it('polls with the background priority: its calls queue behind interactive queries', async () => {
+    const options: unknown[] = [];
+    const upstream = { call: async (_licensee: unknown, _name: string, _params: unknown, callOptions: unknown) => (options.push(callOptions), []) } as unknown as UpstreamClient;
+    await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background' }).read();
+    expect(options).toEqual([{ priority: 'background' }]);
+  });
+
+  it('a fresh read drops the event’s kept reservation pages first (a poll must not read a page kept for UPSTREAM_PAGE_TTL_MS)', async () => {
+    const steps: string[] = [];
+    const upstream = {
+      drop: async (_licensee: unknown, tag: string) => void steps.push(`drop ${tag}`),
+      call: async (_licensee: unknown, name: string) => (steps.push(name), []),
+    } as unknown as UpstreamClient;
+    await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background', fresh: true }).read('2027-01-15T12:00:00Z');
+    expect(steps).toEqual(['drop getreservation|5003', 'getreservation']);
+  });
+});

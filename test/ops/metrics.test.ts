@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+
+/*
+ * Issue 11: /metrics in Prometheus' text format. After a known set of operations, the upstream
+ * request counts it shows equal the emulator's log; nothing secret or personal is in it.
+ */
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startGateway({ rateLimit: false });
+});
+afterAll(() => t.close());
+
+async function scrape(): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await t.gateway.yoga.fetch('http://yoga/metrics');
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+}
+
+/** The samples of one metric: labels and value. */
+function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .map((line) => {
+      const [, labelText = '', value] = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line)!;
+      const labels = Object.fromEntries([...labelText.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+      return { labels, value: Number(value) };
+    });
+}
+
+describe('/metrics', () => {
+  it('counts upstream requests by endpoint exactly as the emulator logged them, and the operations by name and outcome', async () => {
+    await t.exec('query EventName { event(eventId: 5002) { name } }');
+    await t.exec('query EventName { event(eventId: 5002) { name } }'); // cached: no request
+    await t.exec('query Hotels { event(eventId: 5003) { hotels { hotelId name } } }');
+    await t.exec('query Reservations { event(eventId: 5002) { reservations(first: 3) { edges { node { reservationNumber } } } } }');
+    const refused = await t.exec('query Bad { event(eventId: 5002) { reservations(after: "garbage!") { totalCount } } }');
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+
+    const { status, type, text } = await scrape();
+    expect(status).toBe(200);
+    expect(type).toContain('text/plain');
+    const logged = new Map<string, number>();
+    for (const entry of t.emulator.state.log) logged.set(entry.endpoint, (logged.get(entry.endpoint) ?? 0) + 1);
+    const counted = new Map<string, number>();
+    for (const { labels, value } of samples(text, 'gateway_upstream_requests_total')) {
+      expect(labels).toMatchObject({ licensee: '1001', status: '200' });
+      counted.set(labels.endpoint!, (counted.get(labels.endpoint!) ?? 0) + value);
+    }
+    expect(Object.fromEntries(counted)).toEqual(Object.fromEntries(logged));
+    expect(counted.get('authenticate')).toBe(1);
+
+    const operations = samples(text, 'gateway_graphql_operations_total').map(({ labels, value }) => [labels.operation, labels.type, labels.outcome, value]);
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        ['EventName', 'query', 'ok', 2],
+        ['Hotels', 'query', 'ok', 1],
+        ['Bad', 'query', 'BAD_USER_INPUT', 1],
+      ]),
+    );
+    expect(samples(text, 'gateway_refusals_total')).toEqual([{ labels: { code: 'BAD_USER_INPUT' }, value: 1 }]);
+    const cache = Object.fromEntries(samples(text, 'gateway_upstream_cache_reads_total').filter(({ labels }) => labels.endpoint === 'getevent').map(({ labels, value }) => [labels.result, value]));
+    // Misses are the requests sent; the second EventName (at least) is a hit.
+    expect(cache.miss).toBe(logged.get('getevent'));
+    expect(cache.hit).toBeGreaterThanOrEqual(1);
+    expect(samples(text, 'gateway_upstream_authenticates_total')).toEqual([{ labels: { licensee: '1001', status: '200' }, value: 1 }]);
+    expect(samples(text, 'gateway_upstream_budget_limit')).toEqual([{ labels: { licensee: '1001' }, value: 228 }]);
+    expect(samples(text, 'gateway_upstream_queue_length')).toEqual([{ labels: { licensee: '1001' }, value: 0 }]);
+    expect(samples(text, 'gateway_upstream_request_duration_seconds_count').length).toBeGreaterThan(0);
+    for (const name of ['gateway_upstream_budget_used', 'gateway_upstream_token_age_seconds', 'gateway_change_pollers', 'gateway_change_subscribers', 'gateway_graphql_operation_duration_seconds_count']) {
+      expect(samples(text, name).length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('carries no key, token or personal data', async () => {
+    const read = await t.exec('{ event(eventId: 5002) { reservations(first: 2) { edges { node { contact { email lastName } } } } } }');
+    expect(read.errors).toBeUndefined();
+    const { text } = await scrape();
+    const token = await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+    expect(text).not.toContain('demo-key-1001');
+    expect(text).not.toContain(token);
+    expect(text).not.toMatch(/@|email|lastName/);
+  });
+});
