@@ -103,7 +103,12 @@ interface Queue {
    * queue, so that a burst refused together is told to return spread over the windows it needs.
    */
   promised: number[];
+  /** Asked to pump while a pass was running: it runs once more when that pass ends. */
+  repump: boolean;
 }
+
+/** How many windows ahead callers refused at once are spread over. */
+const MAX_PROMISED_WINDOWS = 10;
 
 /** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
 const FIRST_BACKOFF_MS = 1_000;
@@ -153,7 +158,7 @@ export class RateBudget {
       const firstBackground = priority === 'interactive' ? queue.waiters.findIndex((w) => w.priority === 'background') : -1;
       if (firstBackground < 0) queue.waiters.push(waiter);
       else queue.waiters.splice(firstBackground, 0, waiter);
-      void this.pump(licensee).then(() => this.refuseIfHopeless(licensee, waiter));
+      void this.pump(licensee);
     });
   }
 
@@ -231,7 +236,7 @@ export class RateBudget {
 
   private queue(licensee: string): Queue {
     let q = this.queues.get(licensee);
-    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit, promised: [] }));
+    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit, promised: [], repump: false }));
     return q;
   }
 
@@ -242,16 +247,27 @@ export class RateBudget {
 
   private async pump(licensee: string): Promise<void> {
     const queue = this.queue(licensee);
-    if (queue.pumping) return;
+    if (queue.pumping) {
+      // A slot freed (or a waiter came) while this pass awaits the store: one more pass after it.
+      queue.repump = true;
+      return;
+    }
     queue.pumping = true;
+    queue.repump = false;
     try {
       while (queue.waiters.length > 0) {
         const now = this.now();
-        if (queue.pausedUntil > now) return this.wakeAt(licensee, queue, queue.pausedUntil);
+        if (queue.pausedUntil > now) {
+          await this.refuseHopeless(licensee, queue);
+          return this.wakeAt(licensee, queue, queue.pausedUntil);
+        }
         // Probing: the probe's `finish` pumps again.
         if (queue.probing && queue.probeSlot !== undefined) return;
         const slot = await this.store.take(licensee, now, queue.effectiveLimit, this.options.windowMs);
-        if (!slot.taken) return this.wakeAt(licensee, queue, slot.freeAt);
+        if (!slot.taken) {
+          await this.refuseHopeless(licensee, queue);
+          return this.wakeAt(licensee, queue, slot.freeAt);
+        }
         const waiter = queue.waiters.shift();
         if (!waiter) {
           // Expired while the store answered: give the slot back at once.
@@ -264,6 +280,7 @@ export class RateBudget {
       }
     } finally {
       queue.pumping = false;
+      if (queue.repump && queue.waiters.length > 0) void this.pump(licensee);
     }
   }
 
@@ -290,24 +307,30 @@ export class RateBudget {
   }
 
   /**
-   * A waiter still queued after the pump whose slot cannot come before its deadline is refused now,
-   * with the time that slot would come: a client learns at once to come back then, instead of
-   * holding a connection for the whole deadline to hear the same answer.
+   * Called by the pump when it cannot start the head of the queue now: the waiters whose slot
+   * cannot come before their deadline are refused at once, head of the queue first, each with the
+   * time its slot would come. A client learns at once to come back then, instead of holding a
+   * connection for the whole deadline to hear the same answer. The pump alone serves waiters, so
+   * none is refused while being served.
    */
-  private async refuseIfHopeless(licensee: string, waiter: Waiter): Promise<void> {
-    const queue = this.queue(licensee);
-    if (!queue.waiters.includes(waiter) || waiter.deadline === Infinity) return;
+  private async refuseHopeless(licensee: string, queue: Queue): Promise<void> {
     const now = this.now();
     const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
-    const position = queue.waiters.indexOf(waiter);
-    if (position < 0) return;
     queue.promised = queue.promised.filter((at) => at > now);
-    const startAt = this.projectedStart(queue, frees, position + queue.promised.length, now);
-    if (startAt <= waiter.deadline) return;
-    queue.waiters.splice(position, 1);
-    clearTimeout(waiter.timer);
-    queue.promised.push(startAt);
-    waiter.reject(new RateLimitedError(secondsUntil(startAt, now)));
+    let position = 0;
+    for (const waiter of [...queue.waiters]) {
+      const startAt = this.projectedStart(queue, frees, position + queue.promised.length, now);
+      if (startAt <= waiter.deadline) {
+        position++;
+        continue;
+      }
+      queue.waiters.splice(queue.waiters.indexOf(waiter), 1);
+      clearTimeout(waiter.timer);
+      // Spread over at most MAX_PROMISED_WINDOWS windows: a flood of refusals must not grow the
+      // list (and each pass's work) without bound; callers past it hear the farthest time.
+      if (queue.promised.length < MAX_PROMISED_WINDOWS * queue.effectiveLimit) queue.promised.push(startAt);
+      waiter.reject(new RateLimitedError(secondsUntil(startAt, now)));
+    }
   }
 
   /**

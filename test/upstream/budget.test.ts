@@ -89,6 +89,17 @@ describe('RateBudget', () => {
     expect((error as RateLimitedError).retryAfterSeconds).toBe(3);
   });
 
+  it('spreads callers refused together over the windows they need, at most ten windows ahead', async () => {
+    const budget = new RateBudget({ limit: 2, windowMs: 1_000, margin: 0 });
+    for (let i = 0; i < 2; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 500));
+    const refused = await Promise.all(Array.from({ length: 100 }, () => budget.acquire('x', Date.now() + 500).then(() => undefined, (e: unknown) => e as RateLimitedError)));
+    const waits = refused.map((e) => e!.retryAfterSeconds);
+    // Two a window: the first two return after one window, the next two after two, …
+    expect(waits.slice(0, 6)).toEqual([1, 1, 2, 2, 3, 3]);
+    // …and a flood is told at most ten windows (the list of places it keeps stays bounded).
+    expect(Math.max(...waits)).toBeLessThanOrEqual(11);
+  });
+
   it('a call that could start before its deadline waits, and is refused at its deadline if the slot does not come', async () => {
     const budget = new RateBudget({ limit: 1, windowMs: 1_000, margin: 0 });
     await budget.acquire('x', Date.now() + 1_000); // in flight: frees a window after it finishes
