@@ -25,6 +25,15 @@ const MAX_COMPILED_FIELDS = 5_000;
 
 /** Fields of the document with every fragment spread expanded, counted with a memo per fragment, capped. */
 export function expandedFields(document: DocumentNode): number {
+  let fields = expandedFieldsOf.get(document);
+  if (fields === undefined) expandedFieldsOf.set(document, (fields = countExpandedFields(document)));
+  return fields;
+}
+
+/** Per parsed document (Yoga's parse cache hands the same one to each request of a document). */
+const expandedFieldsOf = new WeakMap<DocumentNode, number>();
+
+function countExpandedFields(document: DocumentNode): number {
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
   const memo = new Map<string, number>();
   const cap = (n: number) => Math.min(n, MAX_COMPILED_FIELDS + 1);

@@ -123,8 +123,7 @@ export class UpstreamClient {
     const call = this.prepare(licensee, name, params, { ...options, onSent: () => ((sent = true), options.onSent?.()) });
     try {
       const result = (await this.path(call)) as ResultOf<N>;
-      const cached = call.endpoint.pagedList ? (this.options.pageTtlMs ?? 0) > 0 : call.endpoint.cacheTtlMs > 0;
-      if (cached) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
+      if (this.reads.ttlOf(call.endpoint) > 0) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
       return result;
     } catch (error) {
       throw toUpstreamError(error, call, this.options.rateWindowMs);

@@ -1,5 +1,6 @@
 import { stableKey, type CacheStore } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
+import type { AnyEndpoint } from '../endpoints.ts';
 
 /**
  * The outermost layer: identical calls in flight share one request, answers are kept for the
@@ -25,7 +26,7 @@ export class SharedReads {
     const { endpoint } = call;
     const key = `${call.licensee.id}|${call.name}|${stableKey(call.params)}`;
     const tags = tagsOf(call);
-    const ttlMs = endpoint.pagedList ? this.pageTtlMs : endpoint.cacheTtlMs;
+    const ttlMs = this.ttlOf(endpoint);
     if (ttlMs > 0) {
       const cached = await this.cache.get(key);
       if (cached !== undefined) return cached;
@@ -49,6 +50,11 @@ export class SharedReads {
     }
     return pending;
   };
+
+  /** How long an endpoint's answers are kept (0: shared only while in flight). */
+  ttlOf(endpoint: AnyEndpoint): number {
+    return endpoint.pagedList ? this.pageTtlMs : endpoint.cacheTtlMs;
+  }
 
   /**
    * Drops what is filed under an endpoint (and event) for a licensee, as a mutation does: for
