@@ -107,7 +107,13 @@ export async function openRedis(settings: RedisSettings, firstConnectionMs = FIR
       }
       listeners.set(full, [listener]);
       // ioredis subscribes again by itself after a reconnection (autoResubscribe).
-      await subscriber.subscribe(full);
+      try {
+        await subscriber.subscribe(full);
+      } catch (error) {
+        // Not subscribed (Redis away): a later try must subscribe afresh.
+        listeners.delete(full);
+        throw error;
+      }
       return unsubscribe;
     },
     async publish(channel, message) {

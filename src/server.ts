@@ -92,7 +92,7 @@ export function createGateway(
   const resolverLog = logger?.child({ component: 'resolvers' });
   const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
   budgetHistory.start();
-  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }) });
+  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }), ...(shared ? { redis: shared.redis } : {}) });
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
   const invalidations = shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
   const responseCache = config.responseCache.enabled
@@ -153,7 +153,7 @@ export function createGateway(
     acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
     close: async () => {
       budgetHistory.stop();
-      changeFeeds.close();
+      await changeFeeds.close();
       await (await unsubscribe)?.();
       shared?.stores.close();
       await upstream.close();

@@ -60,10 +60,17 @@ export function changesAmong(records: Iterable<ReservationModel>, seen: Map<numb
       reservation,
       key: `${reservation.reservationNumber}:${hash}`,
     });
-    seen.set(reservation.reservationNumber, { hash, cancelled: isCancelled(reservation) });
+    seen.set(reservation.reservationNumber, seenAs(reservation, hash));
   }
   return changes.sort(inModificationOrder);
 }
+
+/** What a feed remembers of a record after this change (what a feed's successor must know of it). */
+export function seenAfter(change: ReservationChange): [number, SeenRecord] {
+  return [change.reservation.reservationNumber, seenAs(change.reservation, change.key.slice(change.key.indexOf(':') + 1))];
+}
+
+const seenAs = (reservation: ReservationModel, hash: string): SeenRecord => ({ hash, cancelled: isCancelled(reservation) });
 
 export function inModificationOrder(a: ReservationChange, b: ReservationChange): number {
   return instantOf(a.modifiedAt) - instantOf(b.modifiedAt) || a.reservation.reservationNumber - b.reservation.reservationNumber;

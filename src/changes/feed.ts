@@ -21,6 +21,21 @@ export interface ChangeFeedOptions {
   onPollError?: (error: unknown) => void;
 }
 
+/** What a feed knows: enough for another replica's feed to go on where it stopped. */
+export interface FeedState {
+  seen: Map<number, SeenRecord>;
+  latest: number;
+  baseline: number;
+}
+
+/**
+ * Where a feed starts. Without one: a baseline read, whose records are all known already. `resume`:
+ * where another feed stopped, with no read (the next poll looks back from its latest). `heardUpTo`:
+ * a baseline read where the records modified in or after that minute are changes still to tell
+ * (a replica that heard the changes up to there from another's feed and must now poll itself).
+ */
+export type FeedStart = { resume: FeedState } | { heardUpTo: number };
+
 /** Over this share of the budget used, polling slows down: interactive queries come first. */
 export const TIGHT_BUDGET = 0.8;
 /** How much longer the interval gets while the budget is tight. */
@@ -50,13 +65,29 @@ export class ChangeFeed {
 
   constructor(private readonly options: ChangeFeedOptions) {}
 
-  /** The baseline read; polling starts after it. Rejects when the read fails (an unknown event). */
-  async start(): Promise<void> {
+  /** The baseline read (see FeedStart); polling starts after it. Rejects when the read fails (an unknown event). */
+  async start(from?: FeedStart): Promise<void> {
+    if (from && 'resume' in from) {
+      for (const [number, record] of from.resume.seen) this.seen.set(number, record);
+      this.latest = from.resume.latest;
+      this.baseline = from.resume.baseline;
+      return void this.schedule();
+    }
     const records = await this.options.source.read();
-    changesAmong(records, this.seen, Infinity);
-    for (const record of records) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
-    this.baseline = this.latest;
+    if (this.stopped) return;
+    // The service keeps minutes: a record of the minute last heard of may have changed after it.
+    const heardUpTo = from ? Math.floor(from.heardUpTo / 60_000) * 60_000 : Infinity;
+    const known = records.filter((record) => instantOf(record.modifiedDate) < heardUpTo);
+    changesAmong(known, this.seen, Infinity);
+    for (const record of known) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
+    this.baseline = from ? from.heardUpTo : this.latest;
+    if (known.length < records.length) this.tell(changesAmong(records, this.seen, this.baseline));
     void this.schedule();
+  }
+
+  /** What the feed knows now (the map is the feed's own: read it before the next poll). */
+  state(): FeedState {
+    return { seen: this.seen, latest: this.latest, baseline: this.baseline };
   }
 
   /** The latest modification time the feed has seen, on the service's clock (ms; -Infinity for none). */
@@ -91,7 +122,10 @@ export class ChangeFeed {
     const records = await this.options.source.read(since);
     this.polls++;
     if (this.stopped) return;
-    const changes = changesAmong(records, this.seen, this.baseline);
+    this.tell(changesAmong(records, this.seen, this.baseline));
+  }
+
+  private tell(changes: readonly ReservationChange[]): void {
     for (const change of changes) this.latest = Math.max(this.latest, instantOf(change.modifiedAt));
     if (changes.length === 0) return;
     this.options.onChanges?.(changes);

@@ -10,9 +10,9 @@ export interface FeedMembership {
 }
 
 /**
- * Where subscribers find the one feed of a licensee's event. In memory here: one poller per
- * licensee and event in this process. With replicas, an implementation holding a shared lease
- * (Redis) fits behind the same interface.
+ * Where subscribers find the one feed of a licensee's event: in memory (LocalFeedRegistry, one
+ * poller per licensee and event in this process), or across replicas on Redis (RedisFeedRegistry,
+ * one poller for all of them).
  */
 export interface FeedRegistry {
   /**
@@ -20,10 +20,13 @@ export interface FeedRegistry {
    * read fails. `closed` is told when the registry closes (the gateway shuts down), to end the stream.
    */
   join(licensee: Licensee, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
-  /** Feeds polling now, per licensee id (metrics, status page). */
-  active(): { licenseeId: string; eventId: number; members: number; polls: number }[];
+  /**
+   * The feeds with subscribers on this replica (metrics, status page): `polling` when this replica
+   * polls it (with replicas, one of them does), `polls` its polls since it began.
+   */
+  active(): { licenseeId: string; eventId: number; members: number; polls: number; polling: boolean }[];
   /** Stops every poller and ends every member's stream. */
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 interface Running {
@@ -75,7 +78,7 @@ export class LocalFeedRegistry implements FeedRegistry {
   }
 
   active() {
-    return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({ licenseeId, eventId, members, polls: feed.pollCount() }));
+    return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({ licenseeId, eventId, members, polls: feed.pollCount(), polling: true }));
   }
 
   close(): void {

@@ -8,7 +8,7 @@ export interface LiveState {
   budgetUsed(licensee: string): Promise<number>;
   budgetLimit(licensee: string): number;
   queueLength(licensee: string): number;
-  feeds(): readonly { licenseeId: string; members: number }[];
+  feeds(): readonly { licenseeId: string; members: number; polling: boolean }[];
 }
 
 /** One upstream failure as the status page lists it: codes and endpoints, nothing of the request. */
@@ -96,13 +96,13 @@ export class GatewayMetrics implements UpstreamObserver {
           for (const licensee of live.licensees) this.set({ licensee }, await read(licensee));
         },
       });
-    const countFeeds = (count: (feed: { members: number }) => number) => (licensee: string) =>
+    const countFeeds = (count: (feed: { members: number; polling: boolean }) => number) => (licensee: string) =>
       live.feeds().filter((feed) => feed.licenseeId === licensee).reduce((sum, feed) => sum + count(feed), 0);
     perLicensee('gateway_upstream_budget_used', 'Requests counted in the licensee’s current rate window (in flight included).', (licensee) => live.budgetUsed(licensee));
     perLicensee('gateway_upstream_budget_limit', 'Requests the licensee may send per rate window (the margin taken off).', (licensee) => live.budgetLimit(licensee));
     perLicensee('gateway_upstream_queue_length', 'Calls waiting for the licensee’s budget.', (licensee) => live.queueLength(licensee));
     perLicensee('gateway_upstream_token_age_seconds', 'Age of the licensee’s token (since its last authenticate answered 200); -1 before the first.', (licensee) => this.tokenAgeSeconds(licensee));
-    perLicensee('gateway_change_pollers', 'Change feeds polling for the licensee (one per event subscribed to).', countFeeds(() => 1));
+    perLicensee('gateway_change_pollers', 'Change feeds this replica polls for the licensee (one per event subscribed to; with replicas on Redis, one replica polls each).', countFeeds((feed) => (feed.polling ? 1 : 0)));
     perLicensee('gateway_change_subscribers', 'Subscribers of the licensee’s change feeds.', countFeeds((feed) => feed.members));
   }
 

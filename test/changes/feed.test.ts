@@ -83,6 +83,42 @@ describe('ChangeFeed (issue 11)', () => {
     expect(told).toEqual([[2]]);
   });
 
+  it('resumes where another feed stopped (issue 12): no read at start, its latest and its records carried over', async () => {
+    const before = new ChangeFeed({ source: scriptedSource([reservation(1), reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00' })]).source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    await before.start();
+    before.stop();
+    const state = before.state();
+
+    const script = scriptedSource([reservation(1), reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00', status: 'cancelled' })]);
+    const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)));
+    await feed.start({ resume: { seen: new Map(state.seen), latest: state.latest, baseline: state.baseline } });
+    expect(script.asked).toEqual([]);
+    expect(feed.latestModification()).toBe(Date.parse('2027-01-15T12:05:00Z'));
+    await feed.poll();
+    feed.stop();
+    // Record 1 is as the first feed knew it; record 2 was not cancelled then.
+    expect(script.asked).toEqual(['2027-01-15T12:04:00.000Z']);
+    expect(told).toEqual(['CANCELLED 2']);
+  });
+
+  it('starting from what was heard (issue 12): records modified in or after that minute are told, older ones are known', async () => {
+    const script = scriptedSource([
+      reservation(1, { modifiedDate: '2027-01-15T11:59:00+00:00' }),
+      reservation(2, { modifiedDate: '2027-01-15T12:03:00+00:00' }),
+      reservation(3, { createdDate: '2027-01-15T12:04:00+00:00', modifiedDate: '2027-01-15T12:04:00+00:00' }),
+    ]);
+    const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)));
+    await feed.start({ heardUpTo: Date.parse('2027-01-15T12:03:30Z') });
+    feed.stop();
+    expect(script.asked).toEqual([undefined]);
+    expect(told).toEqual(['CHANGED 2', 'CREATED 3']);
+    expect(feed.latestModification()).toBe(Date.parse('2027-01-15T12:04:00Z'));
+  });
+
   it('stretches the interval while the licensee’s budget is over 80 % used, and comes back after', async () => {
     let used = 0.5;
     const feed = new ChangeFeed({ source: scriptedSource([]).source, intervalMs: 1000, budgetUsed: async () => used });

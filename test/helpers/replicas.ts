@@ -8,6 +8,8 @@ export interface Replica {
   output(): string;
   /** Asks it to stop (SIGTERM) and waits until it has. */
   stop(): Promise<void>;
+  /** Ends it at once (SIGKILL), as a crash would: nothing is released. */
+  kill(): Promise<void>;
 }
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -33,6 +35,10 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
         output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+        async kill() {
+          if (child.exitCode === null) child.kill('SIGKILL');
           await exited;
         },
       });

@@ -41,7 +41,8 @@ export type LeaseGrant = { held: true; fence: number } | { held: false };
 
 export class RedisLease {
   private readonly redis: ScriptClient;
-  private readonly key: string;
+  /** The lease's Redis key (scripts that write only while the lease is theirs check it). */
+  readonly key: string;
 
   constructor(
     connection: RedisConnection,

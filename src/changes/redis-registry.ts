@@ -1,0 +1,402 @@
+import type { RedisConnection } from '../redis.ts';
+import type { Licensee } from '../upstream/licensee.ts';
+import { RedisFanout } from '../upstream/stores/redis-fanout.ts';
+import { RedisLease } from '../upstream/stores/redis-lease.ts';
+import { instantOf, seenAfter, type ReservationChange, type SeenRecord } from './change.ts';
+import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts';
+import type { FeedMembership, FeedRegistry } from './registry.ts';
+
+/*
+ * The change feeds of several replicas on one Redis (issue 12): one poller per licensee and event
+ * across all of them, and every subscriber on every replica served.
+ *
+ * - The replica holding the feed's lease polls, tells its own subscribers, publishes each change
+ *   on the feed's fan-out topic and writes what its feed knows (the latest modification and a
+ *   hash per record) to Redis, only while the lease is still its own.
+ * - The others listen to the topic. Each keeps trying for the lease, so when the holder stops
+ *   (its last subscriber left: it releases; it died: the lease lapses) one of them takes over
+ *   within a third of the lease and goes on from the written state: it polls from the last
+ *   published modification, and knows every record as the old holder did, so nothing changed in
+ *   between is lost and nothing already told is a change again.
+ * - While Redis is away, each replica with subscribers polls the feed itself (in its fallback
+ *   share of the budget), keeps what it told, and publishes that once it holds the lease again.
+ * - A replica tells each change (record and content) to its subscribers once, whichever way it
+ *   came, so the overlaps around a switch reach nobody twice.
+ */
+
+/** KEYS: lease, state, seen. ARGV: owner, kept (ms), latest, baseline, replace ('1': the seen map is replaced), then number/record pairs. 0 when the lease is not ours. */
+const WRITE_STATE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[5] == '1' then redis.call('DEL', KEYS[3]) end
+redis.call('HSET', KEYS[2], 'latest', ARGV[3], 'baseline', ARGV[4])
+for i = 6, #ARGV, 2000 do
+  redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, #ARGV)))
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return 1
+`;
+
+type ScriptClient = RedisConnection['commands'] & {
+  feedWriteState(args: (string | number)[]): Promise<number>;
+};
+
+/** While the holder's last-published state has not been written, a replica waiting to follow looks again this soon. */
+const WAITING_MS = 100;
+/** Changes told while Redis was away, kept to publish once it is back (the oldest go first). */
+const MAX_UNSHARED = 10_000;
+/** Changes remembered per feed to tell each only once. */
+const MAX_TOLD = 20_000;
+
+export interface SharedFeedSettings {
+  /** How long a lease lasts unrenewed: a replica that dies is replaced within it. */
+  leaseMs: number;
+  logger?: { warn(details: object, message: string): void };
+}
+
+/** A change feed's message to the other replicas. */
+interface ChangeMessage {
+  /** The replica that published it (which told its own subscribers directly). */
+  from: string;
+  changes: ReservationChange[];
+}
+
+interface Member {
+  listener: ChangeListener;
+  closed: () => void;
+}
+
+export class RedisFeedRegistry implements FeedRegistry {
+  private readonly feeds = new Map<string, SharedFeed>();
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly createFeed: (licensee: Licensee, eventId: number) => ChangeFeed,
+    private readonly settings: SharedFeedSettings,
+  ) {}
+
+  join(licensee: Licensee, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+    const key = `${licensee.id}:${eventId}`;
+    let feed = this.feeds.get(key);
+    if (!feed) {
+      const created: SharedFeed = new SharedFeed(this.redis, { licenseeId: licensee.id, eventId }, () => this.createFeed(licensee, eventId), this.settings, () => {
+        if (this.feeds.get(key) === created) this.feeds.delete(key);
+      });
+      this.feeds.set(key, created);
+      feed = created;
+    }
+    return feed.join({ listener, closed });
+  }
+
+  active() {
+    return [...this.feeds.values()].map((feed) => feed.describe());
+  }
+
+  async close(): Promise<void> {
+    const feeds = [...this.feeds.values()];
+    this.feeds.clear();
+    await Promise.all(feeds.map((feed) => feed.close(true)));
+  }
+}
+
+type Role = 'follower' | 'holder' | 'alone';
+type Outcome = 'ready' | 'waiting';
+
+/** One licensee's event on this replica: its subscribers here, and this replica's part in its one poller. */
+class SharedFeed {
+  private readonly members = new Set<Member>();
+  private role: Role = 'follower';
+  private poller?: ChangeFeed;
+  /** The latest modification heard of, from this replica's polls or another's (the service's clock). */
+  private heard = -Infinity;
+  /** Keys of the changes told to this replica's subscribers, oldest first. */
+  private readonly told = new Set<string>();
+  /** Changes this replica polled that other replicas have not been sent (Redis was away). */
+  private unshared: ReservationChange[] = [];
+  /** Whether Redis may hold less than the poller knows (a write failed): written whole at the next chance. */
+  private dirty = false;
+  private subscription?: Promise<() => Promise<void>>;
+  private over = false;
+  private wake?: () => void;
+  private readonly ready: Promise<void>;
+  private settle!: { resolve: () => void; reject: (error: unknown) => void; done: boolean };
+  private readonly stopped: Promise<void>;
+  private readonly lease: RedisLease;
+  private readonly fanout: RedisFanout<ChangeMessage>;
+  private readonly stateKey: string;
+  private readonly seenKey: string;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly id: { licenseeId: string; eventId: number },
+    private readonly createFeed: () => ChangeFeed,
+    private readonly settings: SharedFeedSettings,
+    private readonly forget: () => void,
+  ) {
+    const name = `changes:${id.licenseeId}:${id.eventId}`;
+    this.lease = new RedisLease(redis, name, settings.leaseMs);
+    this.fanout = new RedisFanout(redis, name);
+    this.stateKey = `${redis.prefix}${name}:state`;
+    this.seenKey = `${redis.prefix}${name}:seen`;
+    const client = redis.commands;
+    if (!('feedWriteState' in client)) client.defineCommand('feedWriteState', { numberOfKeys: 3, lua: WRITE_STATE });
+    this.ready = new Promise((resolve, reject) => (this.settle = { resolve, reject, done: false }));
+    // A failed start is told to the members waiting for it; with none left, nobody needs to hear it.
+    this.ready.catch(() => {});
+    this.stopped = this.run();
+  }
+
+  async join(member: Member): Promise<FeedMembership> {
+    this.members.add(member);
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      this.members.delete(member);
+      if (this.members.size === 0) void this.close(false);
+    };
+    try {
+      await this.ready;
+    } catch (error) {
+      leave();
+      throw error;
+    }
+    return { latestModification: () => Math.max(this.heard, this.poller?.latestModification() ?? -Infinity), leave };
+  }
+
+  describe() {
+    return { ...this.id, members: this.members.size, polls: this.poller?.pollCount() ?? 0, polling: this.poller !== undefined };
+  }
+
+  /** Stops this replica's part (releasing the lease if held); `ending` also ends the members' streams (shutdown). */
+  close(ending: boolean): Promise<void> {
+    if (!this.over) {
+      this.over = true;
+      this.forget();
+      this.stopPoller();
+      this.wake?.();
+      if (ending) for (const { closed } of [...this.members]) closed();
+    }
+    return this.stopped;
+  }
+
+  /** Decides this replica's part every third of the lease (sooner while waiting for the holder's first state). */
+  private async run(): Promise<void> {
+    try {
+      while (!this.over) {
+        const outcome = await this.step().catch((error: unknown) => this.failed(error));
+        if (outcome === 'ready' && !this.settle.done) {
+          this.settle.done = true;
+          this.settle.resolve();
+        }
+        if (!this.over) await this.pause(outcome === 'waiting' ? WAITING_MS : this.settings.leaseMs / 3);
+      }
+    } finally {
+      this.stopPoller();
+      if (!this.settle.done) this.settle.reject(new Error('the change feed closed'));
+      // Fenced by owner: a lease that is not ours is left alone.
+      await this.lease.release().catch(() => false);
+      await (await this.subscription?.catch(() => undefined))?.();
+    }
+  }
+
+  private async step(): Promise<Outcome> {
+    this.subscription ??= this.fanout.subscribe((message) => this.heardFrom(message));
+    // Subscribing failed (Redis away): try again next time.
+    if (!(await this.subscription.then(() => true, () => false))) this.subscription = undefined;
+    let held: boolean | undefined;
+    try {
+      held = this.role === 'holder' ? await this.renew() : (await this.lease.acquire()).held;
+    } catch {
+      held = undefined;
+    }
+    if (this.over) return 'ready';
+    if (held === undefined) return this.alone();
+    return held ? this.hold() : this.follow();
+  }
+
+  /** Redis is away: this replica polls for its own subscribers, as the others with subscribers do. */
+  private async alone(): Promise<Outcome> {
+    if (this.role !== 'alone') {
+      this.settings.logger?.warn({ licensee: this.id.licenseeId, eventId: this.id.eventId }, 'Redis unreachable: this replica polls the change feed itself until Redis is back');
+      this.role = 'alone';
+    }
+    if (!this.poller) await this.startPoller(this.fromHeard());
+    return 'ready';
+  }
+
+  /** This replica holds the lease: it polls, going on from what the last holder wrote. */
+  private async hold(): Promise<Outcome> {
+    if (this.role !== 'holder') {
+      const wasAlone = this.poller !== undefined;
+      this.role = 'holder';
+      if (wasAlone) {
+        // Its own poller went on while Redis was away: what it knows is the newest there is.
+        this.dirty = true;
+      } else {
+        let state: FeedState | undefined;
+        try {
+          state = await this.readState();
+        } catch {
+          this.role = 'follower';
+          return this.alone();
+        }
+        try {
+          await this.startPoller(state ? { resume: state } : this.fromHeard());
+        } catch (error) {
+          // The event is unknown, or the service cannot be read: another replica may try.
+          this.role = 'follower';
+          await this.lease.release().catch(() => false);
+          throw error;
+        }
+        this.dirty = !state;
+      }
+    }
+    await this.share();
+    return 'ready';
+  }
+
+  /** Another replica holds the lease: its changes arrive on the topic. Ready once it wrote its first state. */
+  private async follow(): Promise<Outcome> {
+    if (this.role !== 'follower') {
+      this.stopPoller();
+      this.role = 'follower';
+      this.unshared = [];
+    }
+    let latest: string | null;
+    try {
+      latest = await this.redis.commands.hget(this.stateKey, 'latest');
+    } catch {
+      return this.alone();
+    }
+    if (latest === null) return 'waiting';
+    this.heard = Math.max(this.heard, Number(latest));
+    return 'ready';
+  }
+
+  /** A start failed: the first one fails the members waiting (an unknown event); later ones are retried. */
+  private failed(error: unknown): Outcome {
+    if (!this.settle.done) {
+      this.settle.done = true;
+      this.settle.reject(error);
+      void this.close(false);
+      return 'ready';
+    }
+    this.settings.logger?.warn({ licensee: this.id.licenseeId, eventId: this.id.eventId, error: (error as Error).name }, 'change feed could not take over; trying again');
+    return 'ready';
+  }
+
+  private async startPoller(from: FeedStart | undefined): Promise<void> {
+    const poller = this.createFeed();
+    poller.listen((changes) => this.polled(changes));
+    this.poller = poller;
+    try {
+      await poller.start(from);
+    } catch (error) {
+      poller.stop();
+      if (this.poller === poller) this.poller = undefined;
+      throw error;
+    }
+  }
+
+  private stopPoller(): void {
+    this.poller?.stop();
+    this.poller = undefined;
+  }
+
+  /** From where this replica heard up to, or a plain baseline when it heard nothing. */
+  private fromHeard(): FeedStart | undefined {
+    return this.heard === -Infinity ? undefined : { heardUpTo: this.heard };
+  }
+
+  /** This replica's poller found changes: its subscribers first, then (as holder) the other replicas. */
+  private polled(changes: readonly ReservationChange[]): void {
+    this.tell(changes);
+    this.unshared.push(...changes);
+    if (this.unshared.length > MAX_UNSHARED) this.unshared.splice(0, this.unshared.length - MAX_UNSHARED);
+    if (this.role === 'holder') void this.share();
+  }
+
+  /** Publishes what the other replicas have not been sent, then writes what the poller knows (while the lease is ours). */
+  private async share(): Promise<void> {
+    const poller = this.poller;
+    if (!poller) return;
+    const changes = this.unshared;
+    this.unshared = [];
+    try {
+      if (changes.length > 0) await this.fanout.publish({ from: this.redis.replicaId, changes });
+    } catch {
+      this.unshared = changes.concat(this.unshared);
+      this.dirty = true;
+      return;
+    }
+    const whole = this.dirty;
+    if (changes.length === 0 && !whole) return;
+    const { latest, baseline, seen } = poller.state();
+    const entries: Iterable<[number, SeenRecord]> = whole ? seen : changes.map(seenAfter);
+    const args: (string | number)[] = [this.lease.key, this.stateKey, this.seenKey, this.redis.replicaId, 3 * this.settings.leaseMs, String(latest), String(baseline), whole ? 1 : 0];
+    for (const [number, record] of entries) args.push(number, `${record.hash}|${record.cancelled ? 1 : 0}`);
+    try {
+      const written = (await (this.redis.commands as ScriptClient).feedWriteState(args)) === 1;
+      if (whole && written) this.dirty = false;
+      // The lease went to another replica: it polls now, and this poller stops at the next step.
+      if (!written) this.dirty = true;
+    } catch {
+      this.dirty = true;
+    }
+  }
+
+  /** Renews the lease, and keeps the written state as long as it. */
+  private async renew(): Promise<boolean> {
+    if (!(await this.lease.renew())) return false;
+    const kept = 3 * this.settings.leaseMs;
+    await this.redis.commands.multi().pexpire(this.stateKey, kept).pexpire(this.seenKey, kept).exec();
+    return true;
+  }
+
+  private async readState(): Promise<FeedState | undefined> {
+    const results = await this.redis.commands.multi().hgetall(this.stateKey).hgetall(this.seenKey).exec();
+    const [state, seen] = (results ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as Record<string, string>;
+    });
+    if (!state?.latest) return undefined;
+    const records = new Map<number, SeenRecord>();
+    for (const [number, value] of Object.entries(seen ?? {})) {
+      const [hash = '', cancelled] = value.split('|');
+      records.set(Number(number), { hash, cancelled: cancelled === '1' });
+    }
+    return { seen: records, latest: Number(state.latest), baseline: Number(state.baseline) };
+  }
+
+  /** Another replica's changes (this replica's own were told when polled). */
+  private heardFrom(message: ChangeMessage): void {
+    if (message.from === this.redis.replicaId || this.over) return;
+    this.tell(message.changes);
+  }
+
+  /** Tells this replica's subscribers the changes they have not been told. */
+  private tell(changes: readonly ReservationChange[]): void {
+    const fresh = changes.filter((change) => !this.told.has(change.key));
+    for (const change of fresh) {
+      this.heard = Math.max(this.heard, instantOf(change.modifiedAt));
+      this.told.add(change.key);
+    }
+    for (const key of this.told) {
+      if (this.told.size <= MAX_TOLD) break;
+      this.told.delete(key);
+    }
+    if (fresh.length === 0) return;
+    for (const { listener } of this.members) listener(fresh);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
