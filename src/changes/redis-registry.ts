@@ -120,7 +120,7 @@ class SharedFeed {
   private wake?: () => void;
   private readonly ready: Promise<void>;
   private settle!: { resolve: () => void; reject: (error: unknown) => void; done: boolean };
-  private readonly stopped: Promise<void>;
+  private released?: Promise<void>;
   private readonly lease: RedisLease;
   private readonly fanout: RedisFanout<ChangeMessage>;
   private readonly stateKey: string;
@@ -143,7 +143,7 @@ class SharedFeed {
     this.ready = new Promise((resolve, reject) => (this.settle = { resolve, reject, done: false }));
     // A failed start is told to the members waiting for it; with none left, nobody needs to hear it.
     this.ready.catch(() => {});
-    this.stopped = this.run();
+    void this.run();
   }
 
   async join(member: Member): Promise<FeedMembership> {
@@ -168,7 +168,11 @@ class SharedFeed {
     return { ...this.id, members: this.members.size, polls: this.poller?.pollCount() ?? 0, polling: this.poller !== undefined };
   }
 
-  /** Stops this replica's part (releasing the lease if held); `ending` also ends the members' streams (shutdown). */
+  /**
+   * Stops this replica's part and releases the lease if held, without waiting for a step in flight
+   * (a baseline read may take a while; a lease it takes meanwhile is released when it ends, or
+   * lapses). `ending` also ends the members' streams (shutdown).
+   */
   close(ending: boolean): Promise<void> {
     if (!this.over) {
       this.over = true;
@@ -176,8 +180,9 @@ class SharedFeed {
       this.stopPoller();
       this.wake?.();
       if (ending) for (const { closed } of [...this.members]) closed();
+      this.released = this.release();
     }
-    return this.stopped;
+    return this.released!;
   }
 
   /** Decides this replica's part every third of the lease (sooner while waiting for the holder's first state). */
@@ -194,10 +199,14 @@ class SharedFeed {
     } finally {
       this.stopPoller();
       if (!this.settle.done) this.settle.reject(new Error('the change feed closed'));
-      // Fenced by owner: a lease that is not ours is left alone.
-      await this.lease.release().catch(() => false);
-      await (await this.subscription?.catch(() => undefined))?.();
+      await this.release();
     }
+  }
+
+  /** Gives the lease up (fenced by owner: a lease that is not ours is left alone) and stops listening. */
+  private async release(): Promise<void> {
+    await this.lease.release().catch(() => false);
+    await (await this.subscription?.catch(() => undefined))?.().catch(() => undefined);
   }
 
   private async step(): Promise<Outcome> {
@@ -287,6 +296,7 @@ class SharedFeed {
   }
 
   private async startPoller(from: FeedStart | undefined): Promise<void> {
+    if (this.over) return;
     const poller = this.createFeed();
     poller.listen((changes) => this.polled(changes));
     this.poller = poller;
