@@ -220,11 +220,21 @@ class SharedFeed {
       held = undefined;
     }
     if (this.over) return 'ready';
-    if (held === undefined) return this.alone();
+    if (held === undefined) return this.redisFailed();
     return held ? this.hold() : this.follow();
   }
 
-  /** Redis is away: this replica polls for its own subscribers, as the others with subscribers do. */
+  /**
+   * A Redis command failed. With the connection down, this replica polls for itself; with it up
+   * (a command too slow on a busy machine), nothing changes until the next step: a replica that
+   * took every slow answer for an outage would start a poller of its own, and a baseline read.
+   */
+  private redisFailed(): Outcome | Promise<Outcome> {
+    if (!this.redis.connected()) return this.alone();
+    return this.settle.done ? 'ready' : 'waiting';
+  }
+
+  /** Redis is away (the connection is down): this replica polls for its own subscribers, as the others with subscribers do. */
   private async alone(): Promise<Outcome> {
     if (this.role !== 'alone') {
       this.settings.logger?.warn({ licensee: this.id.licenseeId, eventId: this.id.eventId }, 'Redis unreachable: this replica polls the change feed itself until Redis is back');
@@ -247,8 +257,9 @@ class SharedFeed {
         try {
           state = await this.readState();
         } catch {
+          // Still the lease's holder in Redis: the next step takes it again (the same owner may).
           this.role = 'follower';
-          return this.alone();
+          return this.redisFailed();
         }
         try {
           await this.startPoller(state ? { resume: state } : this.fromHeard());
@@ -276,7 +287,7 @@ class SharedFeed {
     try {
       latest = await this.redis.commands.hget(this.stateKey, 'latest');
     } catch {
-      return this.alone();
+      return this.redisFailed();
     }
     if (latest === null) return 'waiting';
     this.heard = Math.max(this.heard, Number(latest));

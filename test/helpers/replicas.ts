@@ -49,6 +49,26 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
   });
 }
 
+/**
+ * Three replicas of licensee 1001 on one emulator and one Redis, each with its own
+ * `UPSTREAM_USER_AGENT` (replica-1..3), so that the emulator's log tells them apart.
+ */
+export function startThreeReplicas(upstreamUrl: string, redisUrl: string, prefix: string, env: Record<string, string> = {}): Promise<Replica[]> {
+  return Promise.all(
+    [1, 2, 3].map((n) =>
+      startReplica({
+        UPSTREAM_BASE_URL: upstreamUrl,
+        UPSTREAM_KEY: 'demo-key-1001',
+        UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+        UPSTREAM_USER_AGENT: `replica-${n}`,
+        REDIS_URL: redisUrl,
+        REDIS_PREFIX: prefix,
+        ...env,
+      }),
+    ),
+  );
+}
+
 export interface Answer {
   status: number;
   body: { data?: unknown; errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[] };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { startReplica, type Replica } from '../helpers/replicas.ts';
+import { startThreeReplicas, type Replica } from '../helpers/replicas.ts';
 import { book, subscribeSse, type Subscriber } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
@@ -21,20 +21,7 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
-    replicas = await Promise.all(
-      [1, 2, 3].map((n) =>
-        startReplica({
-          UPSTREAM_BASE_URL: emulator.url,
-          UPSTREAM_KEY: 'demo-key-1001',
-          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-          UPSTREAM_USER_AGENT: `replica-${n}`,
-          CHANGES_POLL_INTERVAL_MS: '300',
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: 'feeds:',
-          LOG_LEVEL: 'warn',
-        }),
-      ),
-    );
+    replicas = await startThreeReplicas(emulator.url, redis.url, 'feeds:', { CHANGES_POLL_INTERVAL_MS: '300', LOG_LEVEL: 'warn' });
   });
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.stop()));

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { post, startReplica, type Answer, type Replica } from '../helpers/replicas.ts';
+import { post, startThreeReplicas, type Answer, type Replica } from '../helpers/replicas.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -36,22 +36,12 @@ describe.skipIf(!serverPath)('three replicas on one Redis', () => {
   async function startAll(): Promise<void> {
     emulator = await startEmulator({ port: 0, rateLimit: LIMIT, rateWindowMs: WINDOW_MS });
     const prefix = `run${++runs}:`;
-    replicas = await Promise.all(
-      [1, 2, 3].map((n) =>
-        startReplica({
-          UPSTREAM_BASE_URL: emulator.url,
-          UPSTREAM_KEY: 'demo-key-1001',
-          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-          UPSTREAM_RATE_LIMIT: String(LIMIT),
-          UPSTREAM_RATE_WINDOW_MS: String(WINDOW_MS),
-          UPSTREAM_DEADLINE_MS: '1500',
-          UPSTREAM_USER_AGENT: `replica-${n}`,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: prefix,
-          LOG_LEVEL: 'info',
-        }),
-      ),
-    );
+    replicas = await startThreeReplicas(emulator.url, redis.url, prefix, {
+      UPSTREAM_RATE_LIMIT: String(LIMIT),
+      UPSTREAM_RATE_WINDOW_MS: String(WINDOW_MS),
+      UPSTREAM_DEADLINE_MS: '1500',
+      LOG_LEVEL: 'info',
+    });
   }
 
   /** Distinct reservations, 3 × the budget per window, spread evenly over `windows` windows, round robin over the replicas. */
