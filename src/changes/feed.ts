@@ -77,11 +77,13 @@ export class ChangeFeed {
     if (this.stopped) return;
     // The service keeps minutes: a record of the minute last heard of may have changed after it.
     const heardUpTo = from ? Math.floor(from.heardUpTo / 60_000) * 60_000 : Infinity;
-    const known = records.filter((record) => instantOf(record.modifiedDate) < heardUpTo);
+    const known: ReservationModel[] = [];
+    const toTell: ReservationModel[] = [];
+    for (const record of records) (instantOf(record.modifiedDate) < heardUpTo ? known : toTell).push(record);
     changesAmong(known, this.seen, Infinity);
     for (const record of known) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
     this.baseline = from ? from.heardUpTo : this.latest;
-    if (known.length < records.length) this.tell(changesAmong(records, this.seen, this.baseline));
+    this.tell(changesAmong(toTell, this.seen, this.baseline));
     void this.schedule();
   }
 
