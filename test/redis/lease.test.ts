@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedis, type RedisConnection } from '../../src/redis.ts';
 import { RedisFanout } from '../../src/upstream/stores/redis-fanout.ts';
-import { LeaseKeeper, RedisLease } from '../../src/upstream/stores/redis-lease.ts';
+import { RedisLease } from '../../src/upstream/stores/redis-lease.ts';
 import { findRedisServer, redisServerOrSkip, REDIS_INSTALL_HINT, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();
@@ -46,23 +46,6 @@ describe.skipIf(!serverPath)('Redis lease and fan-out', () => {
     expect(await leaseA.renew()).toBe(false);
     expect(await leaseA.release()).toBe(false);
     expect(await leaseB.renew()).toBe(true);
-  });
-
-  it('keepers on two replicas: one works at a time, and the other takes over when it stops', async () => {
-    const events: string[] = [];
-    const keeper = (connection: RedisConnection, name: string) =>
-      new LeaseKeeper(new RedisLease(connection, 'keepers', 300), 300, { onGained: () => void events.push(`${name} gained`), onLost: () => void events.push(`${name} lost`) });
-    const keeperA = keeper(a, 'A');
-    const keeperB = keeper(b, 'B');
-    keeperA.start();
-    await until(async () => events.includes('A gained'));
-    keeperB.start();
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(events).toEqual(['A gained']);
-    await keeperA.stop();
-    await until(async () => events.includes('B gained'));
-    await keeperB.stop();
-    expect(events).toEqual(['A gained', 'A lost', 'B gained', 'B lost']);
   });
 
   it('a message published on one replica reaches the subscribers of every replica, until they unsubscribe', async () => {
