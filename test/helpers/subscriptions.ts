@@ -161,7 +161,16 @@ export async function listen(t: TestGateway): Promise<{ url: string; wsUrl: stri
   };
 }
 
-/** Waits until `condition` holds, checking every 20 ms (a wait, not an assertion: the test's own timeout bounds it). */
-export async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Waits until `condition` holds, checking every 20 ms. Without `timeoutMs` the test's own timeout
+ * bounds it; with one, it throws once that time has passed (a wait that says which wait failed).
+ */
+export async function until(condition: () => boolean, timeoutMs = Infinity): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`the condition was never reached in ${timeoutMs} ms`);
+    await pause(20);
+  }
 }
+
+export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -3,7 +3,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startThreeReplicas, type Replica } from '../helpers/replicas.ts';
-import { book, subscribeSse, type Subscriber } from '../helpers/subscriptions.ts';
+import { book, pause, subscribeSse, until, type Subscriber } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
 const EVENT = 5002;
@@ -44,17 +44,17 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
     const subscribe = (replica: Replica) => subscribeSse(fetch, replica.url, { eventId: EVENT });
     // Replica 1 takes the lease with the first subscriber; the others follow it.
     const first = await subscribe(replicas[0]!);
-    await waitFor(() => polls().length > 0);
+    await until(() => polls().length > 0, 10_000);
     const onTwo = await subscribe(replicas[1]!);
     const onThree = [await subscribe(replicas[2]!), await subscribe(replicas[2]!)];
     const survivors = [onTwo, ...onThree];
     // The followers are in once the holder's next polls come after their joins.
     const joined = emulator.state.log.length;
-    await waitFor(() => polls(joined).length >= 2);
+    await until(() => polls(joined).length >= 2, 10_000);
 
     const expected: string[] = [];
     for (let i = 0; i < 6; i++) expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
-    await waitFor(() => [first, ...survivors].every((s) => s.received.length >= expected.length));
+    await until(() => [first, ...survivors].every((s) => s.received.length >= expected.length), 10_000);
     await pause(1_000);
     for (const subscriber of [first, ...survivors]) expect(told(subscriber).sort()).toEqual([...expected].sort());
     expect(pollers(polls())).toEqual(['replica-1']);
@@ -66,7 +66,7 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
     await replicas[0]!.kill();
     const killed = emulator.state.log.length;
     for (let i = 0; i < 4; i++) expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
-    await waitFor(() => survivors.every((s) => s.received.length >= expected.length), 20_000);
+    await until(() => survivors.every((s) => s.received.length >= expected.length), 20_000);
     await pause(1_000);
 
     for (const subscriber of survivors) expect(told(subscriber).sort()).toEqual([...expected].sort());
@@ -78,13 +78,3 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
     for (const subscriber of survivors) subscriber.close();
   }, 60_000);
 });
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('the condition was never reached');
-    await pause(50);
-  }
-}

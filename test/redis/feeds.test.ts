@@ -7,6 +7,7 @@ import { openRedis, type RedisConnection } from '../../src/redis.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { Licensee } from '../../src/upstream/licensee.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { pause, until } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -130,14 +131,14 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
         service.change(reservationNumber);
         expected.push(`${reservationNumber}:accepted`);
       }
-      await sleep(INTERVAL_MS * 1.5);
+      await pause(INTERVAL_MS * 1.5);
     }
   }
 
   /** Waits until every subscriber was told `count` changes (and a little longer, for any extra). */
   async function toldAll(subscribers: Subscriber[], count: number): Promise<void> {
     await until(() => subscribers.every((s) => s.told.length >= count), 10_000);
-    await sleep(4 * INTERVAL_MS);
+    await pause(4 * INTERVAL_MS);
   }
 
   it('one replica polls for all; every subscriber on every replica is told each change once, all in the same order', async () => {
@@ -219,13 +220,3 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('the condition was never reached');
-    await sleep(20);
-  }
-}

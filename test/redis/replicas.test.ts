@@ -4,6 +4,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { post, startThreeReplicas, type Answer, type Replica } from '../helpers/replicas.ts';
+import { until } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -94,7 +95,7 @@ describe.skipIf(!serverPath)('three replicas on one Redis', () => {
     });
     await Promise.all(outage);
     // Once back, every replica returns to Redis on its own (reconnection, then its sends written back).
-    await until(() => replicas.every((replica) => /Redis reachable again/.test(replica.output())));
+    await until(() => replicas.every((replica) => /Redis reachable again/.test(replica.output())), 15_000);
 
     expectOnlyDataOrRateLimited(answers);
     for (const replica of replicas) {
@@ -142,11 +143,4 @@ function busiest(log: readonly LogEntry[], windowMs: number): number {
     most = Math.max(most, end - start + 1);
   }
   return most;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let polls = 0; !condition(); polls++) {
-    if (polls > 300) throw new Error('the condition was never reached');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

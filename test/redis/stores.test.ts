@@ -9,6 +9,7 @@ import { sharedStores, type SharedStores } from '../../src/upstream/stores/redis
 import { TokenManager } from '../../src/upstream/tokens.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { LICENSEE_1001 } from '../helpers/upstream.ts';
+import { until } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -145,7 +146,7 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     const list = (reads: SharedReads) => reads.layer(upstream)(callOf('geteventquestions', { eventId: 5002 }));
     // B's read is answered from before the change, but only after A's mutation has invalidated.
     const slow = list(readsB);
-    await until(() => releaseSlowRead !== undefined);
+    await until(() => releaseSlowRead !== undefined, 4_000);
     await readsA.layer(upstream)(callOf('posteventquestion', { eventId: 5002, questionId: 1 }));
     releaseSlowRead!();
     expect(await slow).toEqual([{ questionId: 1, text: 'v1' }]);
@@ -189,7 +190,7 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
 
     await redis.start();
-    await until(() => lines.some((line) => line.includes('Redis reachable again')));
+    await until(() => lines.some((line) => line.includes('Redis reachable again')), 4_000);
     const counted = await redis.client().zcard(`test${prefixes}:budget:{1001}:done`);
     expect(counted).toBe(4);
     expect(a!.budget.isShared()).toBe(true);
@@ -214,11 +215,4 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
 
 function callOf(name: EndpointName, params: Record<string, unknown>): UpstreamCall {
   return { licensee: LICENSEE_1001, name, endpoint: ENDPOINTS[name] as unknown as AnyEndpoint, params, deadline: Date.now() + 5_000 };
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let polls = 0; !condition(); polls++) {
-    if (polls > 400) throw new Error('the condition was never reached');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
