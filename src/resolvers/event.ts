@@ -20,6 +20,11 @@ export async function listGroupCodes(ctx: GatewayContext, eventId: number): Prom
   return (await ctx.loaders.call('getgroupcodes', { eventId })).map((g) => ({ ...g, eventId }));
 }
 
+/** One group code of an event; null when the event or the code does not exist. */
+export async function getGroupCode(ctx: GatewayContext, eventId: number, groupCode: string): Promise<GroupCodeModel | null> {
+  return (await orNull(listGroupCodes(ctx, eventId)))?.find((g) => g.groupCode === groupCode) ?? null;
+}
+
 export async function listPickup(ctx: GatewayContext, eventId: number): Promise<PickupModel[]> {
   return (await ctx.loaders.call('getpickup', { eventId })).map((p) => ({ ...p, eventId }));
 }

@@ -2,7 +2,7 @@ import { upsertAttendee } from '../resolvers/attendee.ts';
 import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
 import { builder } from './builder.ts';
-import { AttendeeRef, ReservationConnection, ReservationRef } from './refs.ts';
+import { AttendeeRef, idPart, idTextParts, isNode, ReservationConnection, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
 // The service has no attendee read: a reference is resolved from its key alone, without a call.
@@ -11,8 +11,18 @@ builder.asEntity(AttendeeRef, {
   resolveReference: (ref) => resolveAttendeeReference(ref),
 });
 
-AttendeeRef.implement({
+builder.node(AttendeeRef, {
   description: 'An attendee as the registration system knows them: identified by its attendee id and its event id.',
+  id: {
+    resolve: (a) => `${idPart(a.attendeeId)}:${idPart(a.registrationEventId)}`,
+    parse: (id) => {
+      const [attendeeId, registrationEventId] = idTextParts(id, 2) ?? [];
+      return attendeeId === undefined || registrationEventId === undefined ? null : { attendeeId, registrationEventId };
+    },
+  },
+  isTypeOf: isNode('Attendee'),
+  // The service has no attendee read: the id is the attendee's whole identity, answered without a call.
+  loadOne: (key) => key,
   fields: (t) => ({
     attendeeId: t.exposeString('attendeeId', { description: 'The registration system’s attendee id.' }),
     registrationEventId: t.exposeString('registrationEventId', { description: 'The registration system’s event id (not the service’s eventId).' }),

@@ -30,7 +30,7 @@ export const builder = new SchemaBuilder<{
     encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.licensee.id),
     decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.licensee.id),
     nodeQueryOptions: {
-      description: 'Fetches an Event, Hotel or Reservation by its global id; null when it does not exist or the id was made for another licensee.',
+      description: 'Fetches any object with a global id (an Event, Hotel, Reservation, GroupCode, EventQuestion, CustomField or Attendee); null when it does not exist or the id was made for another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },
       ...localToSubgraph,
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),

@@ -145,7 +145,7 @@ const RULES: Record<string, Rule> = {
     const ids = Array.isArray(args.eventIds) ? args.eventIds.length : 1;
     return { calls: ids, below: { records: ids, events: ids } };
   },
-  // An event, a hotel or a reservation per id; a hotel reached by id may ask once more for its partner id.
+  // One record per id (a group code, question or custom field is one list call, an attendee none); a hotel reached by id may ask once more for its partner id.
   'Query.node': () => ({ calls: 2, below: { records: 1, events: 1 } }),
   'Query.nodes': (_scope, args) => {
     const ids = Array.isArray(args.ids) ? args.ids.length : 1;

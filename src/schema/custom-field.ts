@@ -1,10 +1,11 @@
-import { createCustomField, listCustomFields, setCustomFieldValue, type SetCustomFieldValueInput as SetInput } from '../resolvers/custom-field.ts';
+import { createCustomField, getCustomField, listCustomFields, setCustomFieldValue, type SetCustomFieldValueInput as SetInput } from '../resolvers/custom-field.ts';
 import { getEvent } from '../resolvers/event.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
-import { AttendeeRef, CustomFieldRef, EventRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
 // Keyed by the service's own number: other subgraphs know it, our opaque ids they do not.
@@ -13,10 +14,12 @@ builder.asEntity(CustomFieldRef, {
   resolveReference: (ref, ctx) => resolveCustomFieldReference(ctx, ref),
 });
 
-CustomFieldRef.implement({
+builder.node(CustomFieldRef, {
   description: 'A custom field for reservations and attendees; also a field of the licensee console’s advanced search.',
+  id: { resolve: (f) => f.customFieldId, parse: (id) => idNumbers(id, 1)?.[0] ?? null },
+  isTypeOf: isNode('CustomField'),
+  loadOne: (customFieldId, ctx) => (customFieldId === null ? null : getCustomField(ctx, customFieldId)),
   fields: (t) => ({
-    id: t.id({ description: 'Stable id of the custom field.', resolve: (f, _args, ctx) => opaqueId(ctx.licensee.id, 'CustomField', f.customFieldId) }),
     customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the field.' }),
     eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.' }),

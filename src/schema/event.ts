@@ -18,7 +18,7 @@ import {
   EventRef,
   GroupCodeRef,
   HotelRef,
-  isRecord,
+  isNode,
   rawDescription,
   ReservationConnection,
   ReservationRef,
@@ -37,8 +37,7 @@ builder.node(EventRef, {
   description: 'A conference or meeting of the licensee, with its hotels, room blocks and reservations.',
   id: { resolve: (e) => e.eventId, parse: (id) => idNumbers(id, 1)?.[0] ?? null },
   loadOne: (eventId, ctx) => (eventId === null ? null : getEvent(ctx, eventId)),
-  // Node's possible types told apart by shape: loaded records are shared cache objects, not branded.
-  isTypeOf: (v) => isRecord(v) && 'eventId' in v && !('hotelId' in v) && !('reservationNumber' in v),
+  isTypeOf: isNode('Event'),
   fields: (t) => ({
     eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the event.' }),

@@ -41,14 +41,22 @@ export function encodeLicenseeGlobalId(typename: string, localId: string | numbe
 export function decodeLicenseeGlobalId(globalID: string, licenseeId: string): DecodedGlobalId {
   let decoded: DecodedGlobalId;
   try {
-    decoded = decodeGlobalID(globalID);
+    // The ids of GroupCode, EventQuestion and CustomField were base64url before they were nodes:
+    // the same text, so those still name their records.
+    decoded = decodeGlobalID(asBase64(globalID));
   } catch {
     return NOTHING;
   }
-  // Local ids are digits and colons, so the first `@` is where the licensee starts.
-  const at = decoded.id.indexOf('@');
+  // A licensee id has no `@` (licensees file), while a local id may (a group code, an attendee id).
+  const at = decoded.id.lastIndexOf('@');
   if (at < 0 || decoded.id.slice(at + 1) !== licenseeId) return NOTHING;
   return { typename: decoded.typename, id: decoded.id.slice(0, at) };
+}
+
+/** Base64url (no padding) as the padded base64 Pothos' decoder takes; base64 unchanged. */
+function asBase64(id: string): string {
+  const text = id.replaceAll('-', '+').replaceAll('_', '/');
+  return text.includes('=') ? text : text.padEnd(Math.ceil(text.length / 4) * 4, '=');
 }
 
 /** Whether a decoded id names a type that implements Node (not garbage, not `Query`, not an unknown type). */

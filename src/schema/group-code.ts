@@ -1,11 +1,16 @@
+import { getGroupCode } from '../resolvers/event.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import { builder } from './builder.ts';
 import { internalOnly } from './federation.ts';
 import { hotelOf } from './hotel.ts';
-import { GroupCodeRef, HotelRef, opaqueId, rawDescription } from './refs.ts';
+import { GroupCodeRef, HotelRef, idPart, idTextParts, isNode, rawDescription } from './refs.ts';
 
-GroupCodeRef.implement({
+builder.node(GroupCodeRef, {
   description: 'A group code: access to a sub-block of special inventory at one hotel.',
+  id: { resolve: (g) => `${g.eventId}:${idPart(g.groupCode)}`, parse: parseGroupCodeId },
+  isTypeOf: isNode('GroupCode'),
+  loadOne: (key, ctx) => (key === null ? null : getGroupCode(ctx, key.eventId, key.groupCode)),
   fields: (t) => ({
-    id: t.id({ description: 'Stable id: the event and the code.', resolve: (g, _args, ctx) => opaqueId(ctx.licensee.id, 'GroupCode', g.eventId, g.groupCode) }),
     code: t.exposeString('groupCode', { description: 'The code attendees enter.' }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the group.' }),
     hotel: t.field({
@@ -22,3 +27,10 @@ GroupCodeRef.implement({
   }),
 });
 
+
+/** `eventId:code`, or null when it cannot name a group code (no call is made for it). */
+function parseGroupCodeId(localId: string): { eventId: number; groupCode: string } | null {
+  const [eventText, code] = idTextParts(localId, 2) ?? [];
+  const eventId = eventText === undefined ? undefined : idNumbers(eventText, 1)?.[0];
+  return eventId === undefined || code === undefined ? null : { eventId, groupCode: code };
+}

@@ -6,7 +6,7 @@ import { resolveHotelReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { HotelStatus, known } from './enums.ts';
-import { HotelRef, isRecord, rawDescription } from './refs.ts';
+import { HotelRef, isNode, rawDescription } from './refs.ts';
 import { wantsPartnerview } from './selection.ts';
 
 /**
@@ -36,7 +36,7 @@ builder.asEntity(HotelRef, {
 builder.node(HotelRef, {
   description: 'A hotel assigned to an event.',
   id: { resolve: (h) => `${h.eventId}:${h.hotelId}`, parse: (id) => idNumbers(id, 2) },
-  isTypeOf: (v) => isRecord(v) && 'hotelId' in v && !('reservationNumber' in v),
+  isTypeOf: isNode('Hotel'),
   loadOne: (numbers, ctx) => {
     const [eventId, hotelId] = numbers ?? [];
     return eventId === undefined || hotelId === undefined ? null : getHotel(ctx, eventId, hotelId, false);

@@ -5,7 +5,8 @@ import { resolveQuestionReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { known, QuestionType } from './enums.ts';
-import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, opaqueId, rawDescription, ReservationRef } from './refs.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
 const QuestionOption = builder.objectRef<{ value: string; label: string }>('QuestionOption').implement({
@@ -21,10 +22,15 @@ builder.asEntity(EventQuestionRef, {
   resolveReference: (ref, ctx) => resolveQuestionReference(ctx, ref),
 });
 
-EventQuestionRef.implement({
+builder.node(EventQuestionRef, {
   description: 'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
+  id: { resolve: (q) => `${q.eventId}:${q.questionId}`, parse: (id) => idNumbers(id, 2) },
+  isTypeOf: isNode('EventQuestion'),
+  loadOne: (numbers, ctx) => {
+    const [eventId, questionId] = numbers ?? [];
+    return eventId === undefined || questionId === undefined ? null : getQuestion(ctx, eventId, questionId);
+  },
   fields: (t) => ({
-    id: t.id({ description: 'Stable id: the event and the question id.', resolve: (q, _args, ctx) => opaqueId(ctx.licensee.id, 'EventQuestion', q.eventId, q.questionId) }),
     eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.' }),
     questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.' }),
     question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.' }),

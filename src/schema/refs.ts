@@ -37,15 +37,43 @@ export const AttendeeAnswerConnection = builder.connectionObject(
 /** The raw record field every record type carries. */
 export const rawDescription = 'The record exactly as the service sent it, unknown properties included; its content depends on the detail flags the gateway had to send.';
 
-/**
- * An opaque, stable id for records that are not Relay nodes. It names the licensee like a global
- * id does (global-id.ts): two licensees both have default question 1, and a client caching by id
- * across licensees must not take one's for the other's.
- */
-export function opaqueId(licenseeId: string, type: string, ...parts: (string | number)[]): string {
-  return Buffer.from(`${type}:${parts.join(':')}@${licenseeId}`).toString('base64url');
-}
-
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object';
+}
+
+/**
+ * The Node type of a record, told by the key only it carries (in this order: a reservation has an
+ * attendeeId and a hotelId, a group code a hotelId, a question and a hotel an eventId). `node` and
+ * `nodes` need it: loaded records are shared cache objects, not branded with their type.
+ */
+const NODE_KEYS = [
+  ['reservationNumber', 'Reservation'],
+  ['groupCode', 'GroupCode'],
+  ['questionId', 'EventQuestion'],
+  ['customFieldId', 'CustomField'],
+  ['hotelId', 'Hotel'],
+  ['registrationEventId', 'Attendee'],
+  ['eventId', 'Event'],
+] as const;
+
+export function nodeTypename(value: unknown): string | undefined {
+  return isRecord(value) ? NODE_KEYS.find(([key]) => key in value)?.[1] : undefined;
+}
+
+/** `isTypeOf` of the Node type `typename`. */
+export const isNode = (typename: (typeof NODE_KEYS)[number][1]) => (value: unknown) => nodeTypename(value) === typename;
+
+/** A text part of a local id (a group code, an attendee id): escaped so `:` and `@` stay separators. */
+export const idPart = (text: string) => encodeURIComponent(text);
+
+/** The text parts of a local id, or null when it has not `count` of them, non-empty. */
+export function idTextParts(localId: string, count: number): string[] | null {
+  const parts = localId.split(':');
+  if (parts.length !== count) return null;
+  try {
+    const texts = parts.map(decodeURIComponent);
+    return texts.every((text) => text.trim() !== '') ? texts : null;
+  } catch {
+    return null; // a malformed escape names nothing
+  }
 }

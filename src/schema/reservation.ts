@@ -7,7 +7,7 @@ import { resolveReservationReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
-import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isRecord, rawDescription, ReservationRef } from './refs.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { hotelOf } from './hotel.ts';
 import { ALL_FLAGS, reservationFlags } from './selection.ts';
 
@@ -121,7 +121,7 @@ builder.asEntity(ReservationRef, {
 builder.node(ReservationRef, {
   description: 'A reservation of rooms at a hotel of an event.',
   id: { resolve: (r) => `${r.eventId}:${r.reservationNumber}`, parse: (id) => idNumbers(id, 2) },
-  isTypeOf: (v) => isRecord(v) && 'reservationNumber' in v,
+  isTypeOf: isNode('Reservation'),
   loadOne: (numbers, ctx) => {
     const [eventId, reservationNumber] = numbers ?? [];
     return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);

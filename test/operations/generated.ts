@@ -204,7 +204,11 @@ export type NodeLookupQueryVariables = Exact<{
 
 
 export type NodeLookupQuery = { node:
+    | { __typename: 'Attendee', id: string }
+    | { __typename: 'CustomField', id: string }
     | { __typename: 'Event', eventId: number, id: string }
+    | { __typename: 'EventQuestion', id: string }
+    | { __typename: 'GroupCode', id: string }
     | { __typename: 'Hotel', hotelId: number, partnerHotelId: string | null, id: string }
     | { __typename: 'Reservation', reservationNumber: number, id: string, contact: { companyName: string | null } | null }
    | null };
@@ -233,7 +237,15 @@ export type EverythingQuery = { groupCodeLink: string | null, editReservationLin
     | { id: string }
     | { id: string }
     | { id: string }
+    | { id: string }
+    | { id: string }
+    | { id: string }
+    | { id: string }
    | null, nodes: Array<
+    | { id: string }
+    | { id: string }
+    | { id: string }
+    | { id: string }
     | { id: string }
     | { id: string }
     | { id: string }
