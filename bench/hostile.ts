@@ -1,6 +1,6 @@
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/environment.ts';
 import { startEmulator } from '../src/emulator/server.ts';
-import { createGateway } from '../src/server.ts';
+import { createGateway } from '../src/gateway.ts';
 import { HOSTILE_DOCUMENTS } from '../test/helpers/hostile-documents.ts';
 import { machine, median, RUNS } from './lib.ts';
 

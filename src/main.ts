@@ -1,11 +1,11 @@
-import './production.ts';
+import './config/node-env.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config/environment.ts';
 import type { Emulator } from './emulator/server.ts';
-import { createLogger } from './logger.ts';
-import { openRedis, RedisUnreachableError, type RedisConnection } from './redis.ts';
-import { createGateway } from './server.ts';
+import { createLogger } from './observability/logger.ts';
+import { openRedis, RedisUnreachableError, type RedisConnection } from './redis/connection.ts';
+import { createGateway } from './gateway.ts';
 import { sharedStores, type SharedStores } from './upstream/stores/redis-stores.ts';
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */

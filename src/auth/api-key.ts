@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { TenantLicensee } from '../licensees.ts';
+import type { TenantLicensee } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
 import type { Principal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';

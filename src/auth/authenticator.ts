@@ -1,5 +1,5 @@
-import type { AuthSettings } from '../config.ts';
-import type { TenantLicensee } from '../licensees.ts';
+import type { AuthSettings } from '../config/environment.ts';
+import type { TenantLicensee } from '../config/licensees.ts';
 import { apiKeyAuthenticator } from './api-key.ts';
 import { jwtAuthenticator, type KeySetTiming } from './jwt.ts';
 import { anonymousPrincipal } from './principal.ts';

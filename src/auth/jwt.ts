@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import type { AuthSettings } from '../config.ts';
-import type { TenantLicensee } from '../licensees.ts';
+import type { AuthSettings } from '../config/environment.ts';
+import type { TenantLicensee } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
 import { SCOPES, type Principal, type Scope } from './principal.ts';
 import type { Authenticator, Verdict } from './verdict.ts';

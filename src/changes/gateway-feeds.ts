@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../redis.ts';
+import type { RedisConnection } from '../redis/connection.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Licensee } from '../upstream/licensee.ts';

@@ -1,7 +1,7 @@
-import type { RedisConnection } from '../redis.ts';
+import type { RedisConnection } from '../redis/connection.ts';
 import type { Licensee } from '../upstream/licensee.ts';
-import { RedisFanout } from '../upstream/stores/redis-fanout.ts';
-import { RedisLease } from '../upstream/stores/redis-lease.ts';
+import { RedisFanout } from '../redis/fanout.ts';
+import { RedisLease } from '../redis/lease.ts';
 import { instantOf, seenAfter, type ReservationChange, type SeenRecord } from './change.ts';
 import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts';
 import type { FeedMembership, FeedRegistry } from './registry.ts';

@@ -1,5 +1,5 @@
 import type { ReservationModel } from '../resolvers/models.ts';
-import { UPSTREAM_PAGE } from '../resolvers/paged-source.ts';
+import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
 import type { Licensee } from '../upstream/licensee.ts';
 import type { FeedSource } from './feed.ts';

@@ -8,7 +8,7 @@ import { getHotel } from './hotel.ts';
 import { idNumbers } from './ids.ts';
 import { orNull } from './loaders.ts';
 import type { AttendeeModel, CustomFieldModel, EventModel, HotelModel, QuestionModel, ReservationModel } from './models.ts';
-import { recordsOf } from './paged-source.ts';
+import { recordsOf } from '../connections/paged-source.ts';
 import { getQuestion } from './question.ts';
 import { getReservation, reservationSource, type ReservationFlags } from './reservation.ts';
 

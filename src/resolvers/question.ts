@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
-import { mapPageOnce, sourceKey, type PagedSource } from './paged-source.ts';
-import { resolveWindow, type Connection, type WindowArgs } from './paging.ts';
+import { mapPageOnce, sourceKey, type PagedSource } from '../connections/paged-source.ts';
+import { resolveWindow, type Connection, type WindowArgs } from '../connections/window.ts';
 import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */

@@ -4,8 +4,8 @@ import type { GatewayContext } from './context.ts';
 import { orNull } from './loaders.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
-import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
-import { resolveWindow, type Connection, type StreamableConnection, type WindowArgs, type WindowOptions } from './paging.ts';
+import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from '../connections/paged-source.ts';
+import { resolveWindow, type Connection, type StreamableConnection, type WindowArgs, type WindowOptions } from '../connections/window.ts';
 import { checkParams } from '../upstream/params.ts';
 import { checkInput, validate } from './validate.ts';
 

@@ -1,6 +1,6 @@
 import type { AnyEndpoint, EndpointName } from './endpoints.ts';
 import type { Licensee } from './licensee.ts';
-import type { CallPriority } from './rate-limit.ts';
+import type { CallPriority } from './budget.ts';
 
 /** One upstream call as it passes the layers of the call path (see client.ts for their order). */
 export interface UpstreamCall {

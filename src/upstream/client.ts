@@ -8,7 +8,7 @@ import { SharedReads } from './layers/share-and-cache.ts';
 import { tokenLayer } from './layers/token.ts';
 import type { Licensee } from './licensee.ts';
 import { checkParams } from './params.ts';
-import { RateBudget, type BudgetStore, type CallPriority } from './rate-limit.ts';
+import { RateBudget, type BudgetStore, type CallPriority } from './budget.ts';
 import type { UpstreamObserver } from './observer.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './retry.ts';

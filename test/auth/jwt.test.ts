@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 

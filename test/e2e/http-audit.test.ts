@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { auditServer } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
-import { createGateway } from '../../src/server.ts';
+import { createGateway } from '../../src/gateway.ts';
 import { findProgram, programOrSkip, type SystemProgram } from './system-program.ts';
 
 /** Names Chromium goes by on PATH, in the order they are tried. */

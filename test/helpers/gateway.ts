@@ -1,8 +1,8 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
 
 export interface GraphQLAnswer<T> {
   status: number;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { openRedis, type RedisConnection } from '../../src/redis.ts';
-import { createGateway, type Gateway } from '../../src/server.ts';
+import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { sharedStores } from '../../src/upstream/stores/redis-stores.ts';
-import { QuestionsDocument, SaveEventQuestionDocument } from '../operations/generated.ts';
+import { QuestionsDocument, SaveEventQuestionDocument } from '../documents/generated.ts';
 import { print } from 'graphql';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRedis, type RedisConnection } from '../../src/redis.ts';
-import { RedisFanout } from '../../src/upstream/stores/redis-fanout.ts';
-import { RedisLease } from '../../src/upstream/stores/redis-lease.ts';
+import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
+import { RedisFanout } from '../../src/redis/fanout.ts';
+import { RedisLease } from '../../src/redis/lease.ts';
 import { findRedisServer, redisServerOrSkip, REDIS_INSTALL_HINT, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();

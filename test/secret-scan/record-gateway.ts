@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Gateway } from '../../src/server.ts';
+import type { Gateway } from '../../src/gateway.ts';
 import { recordOutput } from './recorder.ts';
 
 /**

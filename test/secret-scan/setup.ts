@@ -17,9 +17,9 @@ import { recordSecret } from './recorder.ts';
  *   processes (`npm start`), are recorded too.
  */
 
-vi.mock('../../src/server.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/server.ts')>();
-  const { createLogger } = await vi.importActual<typeof import('../../src/logger.ts')>('../../src/logger.ts');
+vi.mock('../../src/gateway.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/gateway.ts')>();
+  const { createLogger } = await vi.importActual<typeof import('../../src/observability/logger.ts')>('../../src/observability/logger.ts');
   const { recordingGateway } = await import('./record-gateway.ts');
   const { recordOutput: record } = await import('./recorder.ts');
   const createGateway: typeof actual.createGateway = (config, logger, options) =>
@@ -27,8 +27,8 @@ vi.mock('../../src/server.ts', async (importOriginal) => {
   return { ...actual, createGateway };
 });
 
-vi.mock('../../src/logger.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/logger.ts')>();
+vi.mock('../../src/observability/logger.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/observability/logger.ts')>();
   const { recordOutput: record } = await import('./recorder.ts');
   const createLogger: typeof actual.createLogger = (level, destination) =>
     actual.createLogger(level, {
@@ -41,8 +41,8 @@ vi.mock('../../src/logger.ts', async (importOriginal) => {
   return { ...actual, createLogger };
 });
 
-vi.mock('../../src/config.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/config.ts')>();
+vi.mock('../../src/config/environment.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/config/environment.ts')>();
   const { recordSecret: record } = await import('./recorder.ts');
   const loadConfig: typeof actual.loadConfig = (env) => {
     for (const [name, value] of Object.entries(env ?? {})) if (/KEY|SECRET|TOKEN/i.test(name) && value) record('secret setting', value);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { Emulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { RateLimitedError, type UpstreamError } from '../../src/upstream/errors.ts';
-import { RateBudget } from '../../src/upstream/rate-limit.ts';
+import { RateBudget } from '../../src/upstream/budget.ts';
 import { busiestWindow, clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
 
 describe('budget against the emulator, both at 50 calls per 2 s', () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/environment.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createGateway } from '../../src/server.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createGateway } from '../../src/gateway.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';

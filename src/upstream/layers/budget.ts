@@ -1,5 +1,5 @@
 import type { Layer } from '../call.ts';
-import type { RateBudget } from '../rate-limit.ts';
+import type { RateBudget } from '../budget.ts';
 import { AttemptFailure } from '../retry.ts';
 
 type Logger = { warn(obj: object, msg: string): void };
@@ -8,7 +8,7 @@ type Logger = { warn(obj: object, msg: string): void };
  * Each attempt waits for a slot of the licensee's rate budget (its own rateLimit, until its
  * deadline at most) and gives it back when answered. It sits inside retry: every attempt is a
  * request the service counts.
- * A 429 still answered throttles the licensee (rate-limit.ts); any other answer ends a throttle.
+ * A 429 still answered throttles the licensee (upstream/budget.ts); any other answer ends a throttle.
  */
 export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
   return (next) => async (call) => {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { RedisConnection } from '../../redis.ts';
-import type { BudgetStore } from '../rate-limit.ts';
+import type { RedisConnection } from '../../redis/connection.ts';
+import type { BudgetStore } from '../budget.ts';
 
 /**
  * The rolling-window budget in Redis, shared by every replica: per licensee two sorted sets, the

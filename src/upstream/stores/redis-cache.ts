@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../redis.ts';
+import type { RedisConnection } from '../../redis/connection.ts';
 import type { CacheStore } from '../cache.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { RedisConnection } from '../../redis.ts';
-import type { BudgetStore } from '../rate-limit.ts';
+import type { RedisConnection } from '../../redis/connection.ts';
+import type { BudgetStore } from '../budget.ts';
 import type { OwnSend, RedisBudgetStore } from './redis-budget.ts';
 
 type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };

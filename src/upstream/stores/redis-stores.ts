@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../redis.ts';
+import type { RedisConnection } from '../../redis/connection.ts';
 import { RedisBudgetStore } from './redis-budget.ts';
 import { RedisCacheStore } from './redis-cache.ts';
 import { FallbackBudgetStore } from './redis-fallback-budget.ts';

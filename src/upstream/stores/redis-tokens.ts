@@ -1,4 +1,4 @@
-import type { RedisConnection } from '../../redis.ts';
+import type { RedisConnection } from '../../redis/connection.ts';
 import { MemoryTokenStore, TOKEN_LIFETIME_MS, type HeldToken, type TokenStore } from '../tokens.ts';
 
 /**

@@ -1,0 +1,308 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
+import { parseTtls, type CachedType } from '../operations/response-cache/ttls.ts';
+import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
+import { isTimeZone } from '../upstream/formats.ts';
+
+/** The environment → one validated Config. The only reader of process.env. */
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const int = (min: number, max: number) => z.coerce.number('must be a number').int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+/** An origin as browsers send it in the Origin header: scheme, host and port, nothing else. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** A JWKS is fetched over https, or over http from this machine only (a local identity provider, tests). */
+function isJwksUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
+  } catch {
+    return false;
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Settings whose values are never shown in an error (a Redis URL may hold a password). */
+const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL']);
+
+/** redis:// or rediss:// (TLS) with a host; a password, user and database number may be in it. */
+function isRedisUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A share like 0.25 or a fraction like 1/3. */
+function parseShare(text: string): number {
+  const fraction = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  return fraction ? Number(fraction[1]) / Number(fraction[2]) : Number(text);
+}
+
+const envSchema = z
+  .object({
+    PORT: int(0, 65_535).default(4000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
+    UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
+    UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
+    LICENSEES_FILE: z.string().min(1).optional(),
+    TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
+    UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
+    UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
+    UPSTREAM_RATE_MARGIN: z.coerce.number('must be a number').min(0, 'must be at least 0').max(0.5, 'must be at most 0.5').default(0.05),
+    UPSTREAM_TIMEZONE: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').default('UTC'),
+    UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
+    UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
+    UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
+    QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+    // Seconds, not minutes: a reservation made upstream shows within this long.
+    UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
+    // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
+    // introspection (184 tokens; depth is not counted under __schema).
+    QUERY_MAX_DEPTH: int(1, 100).default(12),
+    QUERY_MAX_ALIASES: int(0, 1000).default(30),
+    QUERY_MAX_DIRECTIVES: int(0, 1000).default(50),
+    // graphql-js parses and validates recursively: an unclosed `[[[[…` of 2000 tokens already
+    // overflows the stack inside Yoga, so the token limit (counted while parsing) stays well below.
+    QUERY_MAX_TOKENS: int(10, 1200).default(1000),
+    CORS_ORIGINS: z
+      .string()
+      .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+      .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
+      .default([]),
+    REDIS_URL: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL like redis://:password@redis.internal:6379/0').optional(),
+    REDIS_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1 to 64 letters, digits or _ : . -').default('rgw:'),
+    // Each replica's own share of the budget while Redis is away: 1/3 suits three replicas.
+    REDIS_FALLBACK_SHARE: z
+      .string()
+      .transform(parseShare)
+      .pipe(z.number('must be a number or a fraction like 1/3').gt(0, 'must be more than 0').max(1, 'must be at most 1'))
+      .default(1 / 3),
+    // Default: api-key with LICENSEES_FILE, none without (see authMode).
+    GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt'], 'must be none, api-key or jwt').optional(),
+    // RFC 7518 section 3.2: an HS256 key has at least 256 bits.
+    JWT_SECRET: z
+      .string()
+      .refine((secret) => Buffer.byteLength(secret, 'utf8') >= 32, 'must be at least 32 bytes (for example the output of openssl rand -base64 32)')
+      .optional(),
+    JWT_JWKS_URL: z.url('must be an https URL').refine(isJwksUrl, 'must be an https URL (http only on a loopback address)').optional(),
+    JWT_ISSUER: z.string().min(1).optional(),
+    JWT_AUDIENCE: z.string().min(1).optional(),
+    JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
+    CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
+    GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
+    // Checked by parseTtls with the other settings' problems (see loadConfig).
+    RESPONSE_CACHE_TTLS: z.string().optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  });
+
+/**
+ * Rules between settings, checked on the raw values so that they are reported together with
+ * every other bad value (zod skips an object's refinements once a field has failed).
+ */
+function crossProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const problem = (name: string, message: string) => problems.push(`${name}: ${message}`);
+  if (env.LICENSEES_FILE) {
+    // Each licensee's credentials come from the file: a second source would be ignored.
+    for (const name of ['UPSTREAM_KEY', 'UPSTREAM_SYSTEM_IDENTIFIER']) {
+      if (env[name]) problem(name, 'is not used with LICENSEES_FILE (each licensee has its systemIdentifier and keyEnv there): unset it');
+    }
+  } else if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
+    problem('UPSTREAM_KEY', 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL (or LICENSEES_FILE)');
+  }
+  if (!env.REDIS_URL) {
+    for (const name of ['REDIS_PREFIX', 'REDIS_FALLBACK_SHARE']) if (env[name]) problem(name, 'is only used with REDIS_URL: set REDIS_URL or unset it');
+  }
+  const mode = authMode(env);
+  if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
+  if (mode !== 'none' && !env.LICENSEES_FILE) {
+    problem('GATEWAY_AUTH', `${mode} needs LICENSEES_FILE (the licensees${mode === 'api-key' ? ' and their clients' : ''}); without it only none is possible`);
+  }
+  if (mode === 'jwt') {
+    if (Boolean(env.JWT_SECRET) === Boolean(env.JWT_JWKS_URL)) problem('JWT_SECRET', 'GATEWAY_AUTH=jwt needs exactly one of JWT_SECRET (HS256) and JWT_JWKS_URL (RS256, ES256)');
+    if (!env.JWT_ISSUER) problem('JWT_ISSUER', 'is required with GATEWAY_AUTH=jwt (the iss every token must carry)');
+    if (!env.JWT_AUDIENCE) problem('JWT_AUDIENCE', 'is required with GATEWAY_AUTH=jwt (the aud every token must carry)');
+  } else {
+    for (const name of ['JWT_SECRET', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_LICENSEE_CLAIM']) {
+      if (env[name]) problem(name, `is only used with GATEWAY_AUTH=jwt (it is ${mode})`);
+    }
+  }
+  return problems;
+}
+
+type AuthMode = 'none' | 'api-key' | 'jwt';
+
+const AUTH_MODES: readonly AuthMode[] = ['none', 'api-key', 'jwt'];
+
+/** GATEWAY_AUTH, or its default: api-key with LICENSEES_FILE, none without; undefined when unknown. */
+function authMode(env: { GATEWAY_AUTH?: string; LICENSEES_FILE?: string }): AuthMode | undefined {
+  if (!env.GATEWAY_AUTH) return env.LICENSEES_FILE ? 'api-key' : 'none';
+  return AUTH_MODES.find((mode) => mode === env.GATEWAY_AUTH);
+}
+
+/** How clients prove who they are (GATEWAY_AUTH). */
+export type AuthSettings =
+  | { mode: 'none' }
+  | { mode: 'api-key' }
+  | {
+      mode: 'jwt';
+      /** HS256 with a shared secret, or RS256/ES256 with the keys of a JWKS. */
+      verify: { secret: string } | { jwksUrl: string };
+      issuer: string;
+      audience: string;
+      /** The claim naming the licensee's id. */
+      licenseeClaim: string;
+    };
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: the gateway starts the emulator in-process with its demo data. */
+  upstreamBaseUrl?: string;
+  /** Every licensee served; exactly one without LICENSEES_FILE. */
+  licensees: TenantLicensee[];
+  auth: AuthSettings;
+  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number; pageTtlMs: number };
+  /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
+  maxUpstreamCallsPerOperation: number;
+  /** Documents past these are refused before they run (see src/operations/query-limits.ts). */
+  queryLimits: QueryLimits;
+  /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
+  trustedDocuments?: TrustedDocuments;
+  /** REDIS_URL: tokens, budget and cache shared by replicas through Redis; unset, each process keeps its own. */
+  redis?: { url: string; prefix: string; fallbackShare: number };
+  /** Origins allowed to call the gateway from a browser page of another site; none by default. */
+  corsOrigins: string[];
+  /** RESPONSE_CACHE and RESPONSE_CACHE_TTLS: whole answers kept per licensee and client scopes (src/operations/response-cache). */
+  responseCache: { enabled: boolean; ttls: Record<CachedType, number> };
+  logLevel: string;
+  /** How often each change feed polls the service (stretched while a licensee's budget is tight). */
+  changesPollIntervalMs: number;
+  /** Where traces go (OTLP over HTTP); unset: no tracing. */
+  otlpEndpoint?: string;
+  /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
+  graphqlJit: boolean;
+  /** Settings that work but deserve a look (logged at start). */
+  warnings: string[];
+}
+
+export interface QueryLimits {
+  depth: number;
+  aliases: number;
+  directives: number;
+  tokens: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the settings of the README's table; every bad value is named in one error. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => {
+        const name = String(i.path[0] ?? 'environment');
+        // Never echo a credential back.
+        const shown = SECRET_SETTINGS.has(name) || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
+        return `${name}: ${i.message}${shown}`;
+      });
+  problems.push(...crossProblems(present));
+  const e = parsed.success ? parsed.data : undefined;
+  const tenants = licenseesOf(present, e);
+  problems.push(...tenants.problems);
+  const trusted = present.TRUSTED_DOCUMENTS_FILE ? readTrustedDocuments(present.TRUSTED_DOCUMENTS_FILE) : undefined;
+  problems.push(...(trusted?.problems ?? []).map((problem) => `TRUSTED_DOCUMENTS_FILE ${problem}`));
+  const cacheTtls = parseTtls(present.RESPONSE_CACHE_TTLS ?? '');
+  problems.push(...cacheTtls.problems.map((problem) => `RESPONSE_CACHE_TTLS: ${problem}`));
+  if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
+  const auth = authSettings(e);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    upstreamBaseUrl: e.UPSTREAM_BASE_URL,
+    licensees: tenants.licensees,
+    auth,
+    upstream: {
+      userAgent: e.UPSTREAM_USER_AGENT,
+      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      deadlineMs: e.UPSTREAM_DEADLINE_MS,
+      rateLimit: e.UPSTREAM_RATE_LIMIT,
+      rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
+      rateMargin: e.UPSTREAM_RATE_MARGIN,
+      pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
+    },
+    maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
+    queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
+    ...(trusted ? { trustedDocuments: trusted.documents } : {}),
+    ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } } : {}),
+    corsOrigins: e.CORS_ORIGINS,
+    responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
+    logLevel: e.LOG_LEVEL,
+    changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
+    graphqlJit: e.GRAPHQL_JIT === 'on',
+    warnings: [
+      ...tenants.warnings,
+      ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),
+    ],
+  };
+}
+
+type Env = z.output<typeof envSchema>;
+
+/** The licensees of LICENSEES_FILE, or the one of the UPSTREAM_* settings (the emulator's 1001 without them). */
+function licenseesOf(present: Record<string, string | undefined>, e: Env | undefined): { licensees: TenantLicensee[]; problems: string[]; warnings: string[] } {
+  const defaults = { timeZone: e?.UPSTREAM_TIMEZONE ?? 'UTC', rateLimit: e?.UPSTREAM_RATE_LIMIT ?? 240 };
+  const path = present.LICENSEES_FILE;
+  if (!path) {
+    const id = e?.UPSTREAM_SYSTEM_IDENTIFIER ?? '1001';
+    const upstream = { id, key: e?.UPSTREAM_KEY ?? 'demo-key-1001', timeZone: defaults.timeZone };
+    return { licensees: [{ id, upstream, rateLimit: defaults.rateLimit, clients: [] }], problems: [], warnings: [] };
+  }
+  const reading = readLicenseesFile(path, present, defaults);
+  const problems = reading.problems.map((problem) => `LICENSEES_FILE ${problem}`);
+  if (e && problems.length === 0) {
+    const mode = authMode(e)!;
+    if (mode === 'none' && reading.licensees.length > 1) {
+      problems.push(`GATEWAY_AUTH: none cannot tell ${reading.licensees.length} licensees apart; use api-key or jwt`);
+    }
+    if (mode === 'api-key' && reading.licensees.every((licensee) => licensee.clients.length === 0)) {
+      problems.push('LICENSEES_FILE: GATEWAY_AUTH=api-key needs at least one client (name, apiKeySha256, scopes) in some licensee');
+    }
+  }
+  return { ...reading, problems };
+}
+
+function authSettings(e: Env): AuthSettings {
+  const mode = authMode(e)!;
+  if (mode !== 'jwt') return { mode };
+  return {
+    mode,
+    verify: e.JWT_SECRET ? { secret: e.JWT_SECRET } : { jwksUrl: e.JWT_JWKS_URL! },
+    issuer: e.JWT_ISSUER!,
+    audience: e.JWT_AUDIENCE!,
+    licenseeClaim: e.JWT_LICENSEE_CLAIM,
+  };
+}

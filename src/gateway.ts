@@ -1,0 +1,180 @@
+import type { Server } from 'node:http';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { Logger } from 'pino';
+import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
+import { authenticatorFor } from './auth/authenticator.ts';
+import { createFeedRegistry } from './changes/gateway-feeds.ts';
+import type { FeedRegistry } from './changes/registry.ts';
+import type { KeySetTiming } from './auth/jwt.ts';
+import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
+import type { Principal } from './auth/principal.ts';
+import { useScopes } from './auth/scopes.ts';
+import type { Config } from './config/environment.ts';
+import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
+import { useReadableHttpErrors } from './http/readable-errors.ts';
+import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
+import { useMetrics } from './observability/metrics/plugin.ts';
+import { BudgetHistory } from './observability/status/budget-history.ts';
+import { useStatusPage } from './observability/status/plugin.ts';
+import { useCompiledExecution } from './operations/jit.ts';
+import { useLargeResultBulkhead } from './operations/bulkhead.ts';
+import { yogaLogging } from './observability/logger.ts';
+import { useQueryLimits } from './operations/query-limits.ts';
+import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
+import type { CachedType } from './operations/response-cache/ttls.ts';
+import { RedisFanout } from './redis/fanout.ts';
+import { createContext, type GatewayContext } from './resolvers/context.ts';
+import { schema } from './schema/index.ts';
+import { createTracing } from './observability/tracing.ts';
+import { useTrustedDocuments } from './operations/trusted-documents.ts';
+import { UpstreamClient } from './upstream/client.ts';
+import { observeAll } from './upstream/observer.ts';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { RedisConnection } from './redis/connection.ts';
+import type { SharedStores } from './upstream/stores/redis-stores.ts';
+import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
+import { graphiqlOptions } from './http/graphiql.ts';
+import { useReadiness } from './http/readiness.ts';
+import { maskError } from './operations/mask-error.ts';
+
+export interface Gateway {
+  yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
+  upstream: UpstreamClient;
+  /** What /metrics serves (and the status page shows). */
+  metrics: GatewayMetrics;
+  /** The change feeds of `reservationChanged`. */
+  changeFeeds: FeedRegistry;
+  /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
+  acceptWebSockets(server: Server): WebSocketTransport;
+  /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
+  clearResponseCache(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
+ * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
+ */
+export function createGateway(
+  config: Config & { upstreamBaseUrl: string },
+  logger?: Logger,
+  options: { keySetTiming?: KeySetTiming; spanExporter?: SpanExporter; shared?: { redis: RedisConnection; stores: SharedStores } } = {},
+): Gateway {
+  const { shared } = options;
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
+  const tracing = createTracing(config.otlpEndpoint, options.spanExporter);
+  const upstreamIds = config.licensees.map((licensee) => licensee.upstream.id);
+  // The gauges read the budget and the feeds when /metrics is scraped.
+  const metrics: GatewayMetrics = new GatewayMetrics({
+    licensees: upstreamIds,
+    budgetUsed: (licensee) => upstream.budget.used(licensee),
+    budgetLimit: (licensee) => upstream.budget.effectiveLimitOf(licensee),
+    queueLength: (licensee) => upstream.budget.waiting(licensee),
+    feeds: () => changeFeeds.active(),
+  });
+  const upstream: UpstreamClient = new UpstreamClient({
+    baseUrl: config.upstreamBaseUrl,
+    ...config.upstream,
+    ...(shared ? { stores: shared.stores } : {}),
+    logger: logger?.child({ component: 'upstream' }),
+    observer: observeAll([metrics, tracing?.observer]),
+  });
+  const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
+  const principals = new RequestPrincipals();
+  const operations = new OperationRecords();
+  const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
+  // Where resolvers report records they skip (positions only, never the record's content).
+  const resolverLog = logger?.child({ component: 'resolvers' });
+  const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
+  budgetHistory.start();
+  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }), ...(shared ? { redis: shared.redis } : {}) });
+  // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
+  const invalidations = shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
+  const responseCache = config.responseCache.enabled
+    ? useGatewayResponseCache({ ttls: config.responseCache.ttls, ...(invalidations ? { onInvalidated: (licensee, types) => invalidations.publish({ licensee, types }) } : {}) })
+    : undefined;
+  const unsubscribe = invalidations && responseCache && invalidations.subscribe(({ licensee, types }) => responseCache.invalidate(licensee, types));
+  // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
+  // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
+  const httpDoor: Plugin[] = [
+    // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
+    useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
+    // Probes and operators' pages answer before authentication: they need no client credential.
+    useReadiness(upstream, config.licensees, shared),
+    useMetrics(metrics),
+    ...(tracing ? [tracing.plugin] : []),
+    useStatusPage(metrics, upstreamIds, budgetHistory),
+    // Who asks, before anything of the document is read; the scopes checked once the operation is known.
+    useAuthentication(authenticate, principals),
+    useScopes((context) => (context as GatewayContext).principal),
+    // A form or a GET without a preflight header runs nothing (a page of another site could send it).
+    useCsrfPrevention(),
+    // Yoga's own HTTP refusals reworded, with the code clients branch on.
+    useReadableHttpErrors(),
+  ];
+  const documentChecks: Plugin[] = [
+    // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
+    useDeferStream(),
+    // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
+    ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
+    // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set.
+    ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+  ];
+  const execution: Plugin[] = [
+    // The executor first: the response cache wraps whichever runs (it adds __typename to the
+    // document and reads the result's entities), so it must not be replaced after it.
+    ...(config.graphqlJit ? useCompiledExecution() : []),
+    // After every check above: a cached answer is served only to a request that passed them all.
+    ...(responseCache?.plugins ?? []),
+    // Outermost around execution: a large operation waits for its turn before it runs.
+    useLargeResultBulkhead(),
+    // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
+    useAuditResult(operations),
+  ];
+  const yoga = createYoga<Record<string, unknown>, GatewayContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    // The request acts for its principal's licensee: its token, budget, cache and loaders only.
+    context: ({ request }) => {
+      const principal = principals.of(request);
+      const operation = operations.of(request);
+      return { ...createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
+    },
+    maskedErrors: { maskError: (error) => maskError(error, logger) },
+    ...graphiqlOptions(config.auth.mode),
+    logging: logger ? yogaLogging(logger) : false,
+    cors: corsFor(config.corsOrigins),
+    // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
+    ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
+    plugins: [...httpDoor, ...documentChecks, ...execution],
+  });
+  return {
+    yoga,
+    upstream,
+    metrics,
+    changeFeeds,
+    clearResponseCache: () => responseCache?.clear(),
+    acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
+    close: async () => {
+      budgetHistory.stop();
+      await changeFeeds.close();
+      await (await unsubscribe)?.();
+      shared?.stores.close();
+      await upstream.close();
+      await tracing?.shutdown();
+    },
+  };
+}
+
+/** The request's principal, or undefined for a request the authentication refused (or never saw). */
+function authenticated(principals: RequestPrincipals, request: Request): Principal | undefined {
+  try {
+    return principals.of(request);
+  } catch {
+    return undefined;
+  }
+}
+

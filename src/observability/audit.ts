@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { getOperationAST, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Principal } from '../auth/principal.ts';
+import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
+import { estimateUpstreamCalls } from '../operations/cost.ts';
+
+/**
+ * The audit trail (issue 8, "Audit trail without personal data"): one info line per GraphQL
+ * operation with who asked (client, licensee), what (operation name), what it cost (upstream
+ * requests sent, duration) and how it ended (error codes). Never a variable's value, a key or a
+ * token: the line is built from these fields only, nothing of the request is copied in whole.
+ */
+
+/** What the audit learns of one request while it runs. */
+export interface OperationRecord {
+  requestId: string;
+  startedAt: number;
+  /** The client's X-Show-Cost: 1 asks for the cost in the response's extensions. */
+  showCost: boolean;
+  /** Upstream requests actually sent for this operation (cache hits and shared calls are not). */
+  upstreamCalls: number;
+  estimatedCalls?: number;
+  operationName?: string;
+  /** Set once Yoga produced a GraphQL result: only then is the request an operation to log. */
+  errorCodes?: string[];
+}
+
+/** A client's request id is kept only if it is a short token of safe characters (it goes into logs and headers). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Operation names are the client's words too: logged, but bounded. */
+const LONGEST_OPERATION_NAME = 100;
+
+export interface AuditLogger {
+  info(details: object, message: string): void;
+}
+
+export interface AuditOptions {
+  logger?: AuditLogger;
+  /** Who the request acts for, once authenticated (undefined before, or when refused). */
+  principalOf(request: Request): Principal | undefined;
+}
+
+/** The records of requests in flight, for the context to count upstream requests into. */
+export class OperationRecords {
+  private readonly byRequest = new WeakMap<Request, OperationRecord>();
+
+  /** `now` is the clock of durations (tests move it). */
+  constructor(private readonly now: () => number = Date.now) {}
+
+  start(request: Request): OperationRecord {
+    const offered = request.headers.get('x-request-id');
+    const record: OperationRecord = {
+      requestId: offered !== null && SANE_REQUEST_ID.test(offered) ? offered : generatedRequestId(),
+      startedAt: this.now(),
+      showCost: request.headers.get('x-show-cost') === '1',
+      upstreamCalls: 0,
+    };
+    this.byRequest.set(request, record);
+    return record;
+  }
+
+  of(request: Request): OperationRecord {
+    return this.byRequest.get(request) ?? this.start(request);
+  }
+
+  elapsedMs(record: OperationRecord): number {
+    return Math.round(this.now() - record.startedAt);
+  }
+}
+
+/**
+ * Gives every response an X-Request-Id and logs one audit line per operation. Goes first among the
+ * plugins, so that refusals of the later ones (401, 403, limits) are logged and carry the id too;
+ * the result it logs is read by `useAuditResult`, which goes last.
+ */
+export function useAuditTrail(records: OperationRecords, options: AuditOptions): Plugin {
+  return {
+    onRequest({ request }) {
+      records.start(request);
+    },
+    // Named at validation, so that an operation refused there is logged with its name.
+    onValidate({ params, context }) {
+      const { request, params: sent } = context as { request: Request; params?: { operationName?: string } };
+      const name = getOperationAST(params.documentAST, sent?.operationName)?.name?.value;
+      if (name) records.of(request).operationName = name.slice(0, LONGEST_OPERATION_NAME);
+    },
+    onExecute({ args }) {
+      const record = records.of((args.contextValue as { request: Request }).request);
+      if (record.showCost) record.estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
+    },
+    onResponse({ request, response }) {
+      const record = records.of(request);
+      response.headers.set('x-request-id', record.requestId);
+      if (record.errorCodes === undefined) return; // GraphiQL's page, /health, /ready: no operation
+      const principal = options.principalOf(request);
+      options.logger?.info(
+        {
+          requestId: record.requestId,
+          client: principal?.client ?? null,
+          licensee: principal?.licenseeId ?? null,
+          operation: record.operationName ?? null,
+          upstreamCalls: record.upstreamCalls,
+          durationMs: records.elapsedMs(record),
+          status: response.status,
+          errors: record.errorCodes,
+        },
+        'operation',
+      );
+    },
+  };
+}
+
+/**
+ * Records the error codes of the result as the client receives it and, with X-Show-Cost: 1, puts
+ * `upstreamCalls` and `estimatedCalls` into its extensions (and leaves the response cache's
+ * `responseCache`; without the header that one is removed). Goes last among the plugins: result
+ * hooks run in plugin order, and earlier ones still change codes (useReadableHttpErrors gives
+ * graphql-js's variable errors BAD_USER_INPUT), so a first plugin would log codes nobody received.
+ */
+export function useAuditResult(records: OperationRecords): Plugin {
+  return {
+    onResultProcess({ request, result, setResult }) {
+      const record = records.of(request);
+      // A stream's results are not known here; its line carries no error codes.
+      if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
+      const results = Array.isArray(result) ? result : [result];
+      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+      if (Array.isArray(result)) return;
+      // The response cache's hit or miss is part of the cost: shown to the clients that ask for it only.
+      const shown = record.showCost ? withCost(result, record) : withoutCacheMetadata(result);
+      if (shown !== result) setResult(shown);
+    },
+  };
+}
+
+/**
+ * 96 random bits as 24 hex digits: unique enough to find one request's lines, and short of the
+ * 32-character runs a secret scan takes for a token or a key.
+ */
+function generatedRequestId(): string {
+  return randomBytes(12).toString('hex');
+}
+
+function withCost<R extends ExecutionResult>(result: R, record: OperationRecord): R {
+  return { ...result, extensions: { ...result.extensions, upstreamCalls: record.upstreamCalls, estimatedCalls: record.estimatedCalls ?? 0 } };
+}

@@ -1,0 +1,103 @@
+import { useResponseCache } from '@envelop/response-cache';
+import { getOperationAST, Kind, print, type DocumentNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { defersOrStreams } from '../incremental.ts';
+import type { GatewayContext } from '../../resolvers/context.ts';
+import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
+import { FALLBACK_TTL, type CachedType } from './ttls.ts';
+import { CHANGED_BY_MUTATION } from './writes.ts';
+
+/**
+ * The response cache (issue 10): whole answers kept per licensee and client scopes, for the
+ * lifetime of the shortest-lived type they hold (ttls.ts), dropped by our own mutations (writes.ts).
+ *
+ * Built on @envelop/response-cache rather than Yoga's wrapper of it: the wrapper serves a hit
+ * while reading the request's parameters, before the document is validated (query limits), the
+ * cost is estimated and the client's scopes are checked, and answers If-None-Match with a 304
+ * before any of them. Envelop's plugin looks up in `onExecute`: placed after those plugins, a hit
+ * is served only to a request that passed them all.
+ *
+ * Not cached: answers with errors, `@defer`/`@stream` answers (incremental, and a stream exists to
+ * not hold the whole list), subscriptions (envelop's plugin does not see them), introspection
+ * (`__schema`, `__type`: it costs no upstream call and would only take room).
+ */
+export interface ResponseCacheSettings {
+  ttls: Record<CachedType, number>;
+  limits?: StoreLimits;
+  /**
+   * Told of what our own mutation changed, after dropping it here; awaited before the mutation's
+   * answer goes out (replicas pass it on to each other's caches: server.ts).
+   */
+  onInvalidated?: (licensee: string, types: CachedType[]) => Promise<void>;
+}
+
+export interface ResponseCache {
+  plugins: Plugin[];
+  /** Forgets every answer of every licensee (tests that count upstream calls start from here). */
+  clear(): void;
+  /** Drops a licensee's answers holding these types (another replica's mutation). */
+  invalidate(licensee: string, types: readonly CachedType[]): void;
+}
+
+export function useGatewayResponseCache(settings: ResponseCacheSettings): ResponseCache {
+  const stores = new Map<string, ResponseStore>();
+  const storeOf = (context: GatewayContext) => {
+    const licensee = context.principal.licenseeId;
+    let store = stores.get(licensee);
+    if (!store) stores.set(licensee, (store = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS)));
+    return store;
+  };
+  const invalidate = (licensee: string, types: readonly CachedType[]) => stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
+  const incremental = new WeakSet<object>();
+  const plugins: Plugin[] = [
+    {
+      // Marks the operations the cache must leave alone, before it looks them up.
+      onExecute({ args }) {
+        if (defersOrStreams(args.document)) incremental.add(args.contextValue as object);
+      },
+    },
+    // Envelop's plugin is typed by the context it reads; Yoga's list holds plugins of its initial context.
+    useResponseCache<GatewayContext>({
+      cache: (context) => storeOf(context as GatewayContext),
+      // A client's answers are its licensee's data as its scopes let it see them: two licensees never
+      // share an answer, nor two clients of one licensee with different scopes.
+      session: (context) => JSON.stringify([context.principal.licenseeId, [...context.principal.scopes].sort()]),
+      enabled: (context) => !incremental.has(context),
+      ttl: FALLBACK_TTL,
+      ttlPerSchemaCoordinate: { ...settings.ttls, 'Query.__schema': 0, 'Query.__type': 0 },
+      shouldCacheResult: ({ result }) => !result.errors?.length,
+      // The document as the client sent it when there is one (no printing), else printed once.
+      getDocumentString: (args) => (args.contextValue as { params?: { query?: string } }).params?.query ?? printed(args.document),
+      // Shown only with X-Show-Cost: 1 (audit.ts removes it otherwise, with metadata.ts).
+      includeExtensionMetadata: true,
+    }) as Plugin,
+    {
+      // After a mutation ran (whatever its outcome: a failure may still have changed something),
+      // every answer holding a type it may have changed is dropped.
+      onExecute({ args }) {
+        const operation = getOperationAST(args.document, args.operationName);
+        if (operation?.operation !== 'mutation') return;
+        const changed = new Set<CachedType>();
+        for (const selection of operation.selectionSet.selections) {
+          if (selection.kind === Kind.FIELD) for (const type of CHANGED_BY_MUTATION[selection.name.value] ?? []) changed.add(type);
+        }
+        const licensee = (args.contextValue as unknown as GatewayContext).principal.licenseeId;
+        return {
+          onExecuteDone: async () => {
+            await invalidate(licensee, [...changed]);
+            await settings.onInvalidated?.(licensee, [...changed]);
+          },
+        };
+      },
+    },
+  ];
+  return { plugins, clear: () => stores.clear(), invalidate: (licensee, types) => void invalidate(licensee, types) };
+}
+
+const printedDocuments = new WeakMap<DocumentNode, string>();
+
+function printed(document: DocumentNode): string {
+  let text = printedDocuments.get(document);
+  if (text === undefined) printedDocuments.set(document, (text = print(document)));
+  return text;
+}

@@ -1,0 +1,73 @@
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { browserOrSkip, findChromium } from './helpers/browser.ts';
+
+/**
+ * The newcomer's first run: `npm install && npm test` on a clone of this repository alone. Guards the
+ * faults where a test read ../shared and the browser test insisted on /usr/bin/chromium, and where
+ * the README sent readers to documents a clone does not have.
+ */
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function files(dir: string, ending: RegExp): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules' || name.startsWith('.')) return [];
+    return statSync(path).isDirectory() ? files(path, ending) : ending.test(name) ? [path] : [];
+  });
+}
+
+const inside = (path: string) => !relative(ROOT, path).startsWith('..');
+
+describe('a clone of this repository alone', () => {
+  it('has no test that reads a file outside the repository', () => {
+    const outside: string[] = [];
+    for (const file of files(join(ROOT, 'test'), /\.ts$/)) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/new URL\('([^']+)', import\.meta\.url\)/g)) {
+        const target = resolve(join(file, '..'), m[1]!);
+        if (!inside(target)) outside.push(`${relative(ROOT, file)}: ${m[1]}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('has a README whose every link points at a file inside the repository that exists', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const broken: string[] = [];
+    for (const m of readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+      const target = m[1]!;
+      if (/^[a-z]+:/i.test(target)) continue;
+      const path = resolve(ROOT, target);
+      if (!inside(path) || !existsSync(path)) broken.push(target);
+    }
+    // Paths written as code count too: `../shared/…` is not in a user's clone.
+    for (const m of readme.matchAll(/`(\.\.\/[^`]+)`/g)) broken.push(m[1]!);
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('finding a browser for the browser tests', () => {
+  const fakeBrowserDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'browser-'));
+    const path = join(dir, 'chromium-browser');
+    writeFileSync(path, '#!/bin/sh\n');
+    chmodSync(path, 0o755);
+    return { dir, path };
+  };
+
+  it('takes CHROMIUM_PATH first, then the usual names on PATH', () => {
+    const { dir, path } = fakeBrowserDir();
+    expect(findChromium({ PATH: `/nonexistent:${dir}` })).toBe(path);
+    expect(findChromium({ PATH: dir, CHROMIUM_PATH: '/nonexistent/chrome' })).toBeUndefined();
+    expect(findChromium({ PATH: '/nonexistent', CHROMIUM_PATH: path })).toBe(path);
+  });
+
+  it('skips with an install hint when there is none, and fails instead under REQUIRE_BROWSER=1', () => {
+    expect(browserOrSkip({ PATH: '/nonexistent' })).toBeUndefined();
+    expect(() => browserOrSkip({ PATH: '/nonexistent', REQUIRE_BROWSER: '1' })).toThrow(/apt-get install chromium/);
+  });
+});

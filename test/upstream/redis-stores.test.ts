@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
+import type { UpstreamCall } from '../../src/upstream/call.ts';
+import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
+import { RateLimitedError } from '../../src/upstream/errors.ts';
+import { SharedReads } from '../../src/upstream/layers/share-and-cache.ts';
+import { RateBudget } from '../../src/upstream/budget.ts';
+import { sharedStores, type SharedStores } from '../../src/upstream/stores/redis-stores.ts';
+import { TokenManager } from '../../src/upstream/tokens.ts';
+import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
+import { LICENSEE_1001 } from '../helpers/upstream.ts';
+import { until } from '../helpers/subscriptions.ts';
+
+const serverPath = redisServerOrSkip();
+
+/**
+ * Issue 12: replicas that each kept their own budget, token and cache (the memory stores) sent
+ * N times the budget, authenticated N times and served each other's stale answers. Here two
+ * "replicas" (separate connections and stores) share one Redis, and must behave as one.
+ */
+describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
+  let redis: TestRedis;
+  const opened: { connection: RedisConnection; stores: SharedStores }[] = [];
+  let prefixes = 0;
+
+  beforeAll(async () => {
+    redis = await startRedis(serverPath!);
+  });
+  afterAll(async () => {
+    for (const { connection, stores } of opened) {
+      stores.close();
+      await connection.close();
+    }
+    await redis?.close();
+  });
+
+  /** `count` replicas on one fresh prefix (so tests do not see each other's keys). */
+  async function replicas(count: number, windowMs: number, lines: string[] = []) {
+    const prefix = `test${++prefixes}:`;
+    const logger = { warn: (_: object, msg: string) => void lines.push(msg), info: (_: object, msg: string) => void lines.push(msg) };
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        const connection = await openRedis({ url: redis.url, prefix });
+        const stores = await sharedStores(connection, { windowMs, timeoutMs: 20_000, fallbackShare: 1 / 2, logger });
+        opened.push({ connection, stores });
+        return stores;
+      }),
+    );
+  }
+
+  const budgetOn = (stores: SharedStores, limit: number, windowMs: number) => new RateBudget({ limit, windowMs, margin: 0, store: stores.budget });
+
+  it('two replicas together send at most the limit in any rolling window (each alone would send it twice)', async () => {
+    const windowMs = 600;
+    const stores = await replicas(2, windowMs);
+    const budgets = stores.map((s) => budgetOn(s, 5, windowMs));
+    const sentAt: number[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const budget = budgets[i % 2]!;
+        const slot = await budget.acquire('1001', Infinity);
+        sentAt.push(Date.now());
+        await budget.finish('1001', slot);
+      }),
+    );
+    sentAt.sort((a, b) => a - b);
+    // The 6th send after any send comes a full window later at the earliest.
+    for (let i = 0; i + 5 < sentAt.length; i++) expect(sentAt[i + 5]! - sentAt[i]!).toBeGreaterThanOrEqual(windowMs);
+  });
+
+  it('a waiter that found every slot in flight on another replica is woken when that call finishes', async () => {
+    const windowMs = 200;
+    const [a, b] = await replicas(2, windowMs);
+    const budgetA = budgetOn(a!, 1, windowMs);
+    const budgetB = budgetOn(b!, 1, windowMs);
+    const slot = await budgetA.acquire('1001', Infinity);
+    // In flight on A: B has no time to wake at but the in-flight bound (3 × 20 s), far past its deadline.
+    const waiting = budgetB.acquire('1001', Date.now() + 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const finishedAt = Date.now();
+    await budgetA.finish('1001', slot);
+    await expect(waiting).resolves.toEqual(expect.any(String));
+    expect(Date.now()).toBeGreaterThanOrEqual(finishedAt + windowMs);
+  });
+
+  it('a waiter whose slot cannot come before its deadline is refused at once with the time it would come', async () => {
+    const windowMs = 10_000;
+    const [a, b] = await replicas(2, windowMs);
+    const budgetA = budgetOn(a!, 2, windowMs);
+    for (let i = 0; i < 2; i++) await budgetA.finish('1001', await budgetA.acquire('1001', Infinity));
+    const refused = await budgetOn(b!, 2, windowMs)
+      .acquire('1001', Date.now() + 1_000)
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(9);
+  });
+
+  it('replicas wait in order: one replica’s queue is served first come, first served', async () => {
+    const windowMs = 150;
+    const [a] = await replicas(1, windowMs);
+    const budget = budgetOn(a!, 1, windowMs);
+    const order: number[] = [];
+    await Promise.all(
+      [0, 1, 2, 3].map(async (n) => {
+        const slot = await budget.acquire('1001', Infinity);
+        order.push(n);
+        await budget.finish('1001', slot);
+      }),
+    );
+    expect(order).toEqual([0, 1, 2, 3]);
+  });
+
+  it('one authenticate for all replicas together; a rejected token is dropped once and renewed once', async () => {
+    const stores = await replicas(3, 60_000);
+    let authenticates = 0;
+    const authenticate = async () => {
+      authenticates++;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return `token-${authenticates}`;
+    };
+    const managers = stores.map((s) => new TokenManager(authenticate, { store: s.tokens }));
+    const first = await Promise.all(managers.flatMap((m) => [m.get(LICENSEE_1001), m.get(LICENSEE_1001)]));
+    expect(new Set(first)).toEqual(new Set(['token-1']));
+    expect(authenticates).toBe(1);
+    // Every replica sees the service reject token-1 and asks again.
+    await Promise.all(managers.map((m) => m.reject(LICENSEE_1001, 'token-1')));
+    const second = await Promise.all(managers.map((m) => m.get(LICENSEE_1001)));
+    expect(new Set(second)).toEqual(new Set(['token-2']));
+    expect(authenticates).toBe(2);
+  });
+
+  it('the cache is shared, and an answer of a read started before another replica’s mutation is not stored', async () => {
+    const [a, b] = await replicas(2, 60_000);
+    const readsA = new SharedReads(a!.cache);
+    const readsB = new SharedReads(b!.cache);
+    let version = 1;
+    const sent: string[] = [];
+    let releaseSlowRead: (() => void) | undefined;
+    const upstream = (call: UpstreamCall) => {
+      sent.push(call.name);
+      const answer = [{ questionId: 1, text: `v${version}` }];
+      if (call.name === 'geteventquestions' && sent.length === 1) return new Promise((resolve) => (releaseSlowRead = () => resolve(answer)));
+      if (call.name === 'posteventquestion') version++;
+      return Promise.resolve(call.name === 'posteventquestion' ? { success: true } : answer);
+    };
+    const list = (reads: SharedReads) => reads.layer(upstream)(callOf('geteventquestions', { eventId: 5002 }));
+    // B's read is answered from before the change, but only after A's mutation has invalidated.
+    const slow = list(readsB);
+    await until(() => releaseSlowRead !== undefined, 4_000);
+    await readsA.layer(upstream)(callOf('posteventquestion', { eventId: 5002, questionId: 1 }));
+    releaseSlowRead!();
+    expect(await slow).toEqual([{ questionId: 1, text: 'v1' }]);
+    // Neither replica serves that stale answer: the next read on either goes upstream, then is shared.
+    expect(await list(readsA)).toEqual([{ questionId: 1, text: 'v2' }]);
+    expect(await list(readsB)).toEqual([{ questionId: 1, text: 'v2' }]);
+    expect(sent).toEqual(['geteventquestions', 'posteventquestion', 'geteventquestions']);
+  });
+
+  it('one slow Redis answer (a busy server, the connection up) is served locally without switching the budget', async () => {
+    const windowMs = 5_000;
+    const lines: string[] = [];
+    const [a] = await replicas(1, windowMs, lines);
+    const budget = budgetOn(a!, 10, windowMs);
+    // A script that spins for 1.5 s: Redis answers nothing meanwhile, longer than a command may wait (1 s).
+    const busy = redis.client().eval(`local start = redis.call('TIME') while true do local now = redis.call('TIME') if (now[1] - start[1]) * 1000000 + now[2] - start[2] > 1500000 then return 1 end end`, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    expect(lines).toEqual([]);
+    expect(a!.budget.isShared()).toBe(true);
+    expect(await busy).toBe(1);
+  });
+
+  it('while Redis is away each replica budgets alone with its share, says so once, and writes its sends back when Redis returns', async () => {
+    const windowMs = 2_000;
+    const lines: string[] = [];
+    const [a] = await replicas(1, windowMs, lines);
+    const budget = budgetOn(a!, 8, windowMs);
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    await redis.stop();
+    // Share 1/2 of 8: three more sends (four with the one before) fit this window, the fifth must wait.
+    const started: number[] = [];
+    const calls = Array.from({ length: 5 }, async () => {
+      const slot = await budget.acquire('1001', Date.now() + 300);
+      started.push(Date.now());
+      await budget.finish('1001', slot);
+    });
+    const results = await Promise.allSettled(calls);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([expect.any(RateLimitedError), expect.any(RateLimitedError)]);
+    expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
+
+    await redis.start();
+    await until(() => lines.some((line) => line.includes('Redis reachable again')), 4_000);
+    const counted = await redis.client().zcard(`test${prefixes}:budget:{1001}:done`);
+    expect(counted).toBe(4);
+    expect(a!.budget.isShared()).toBe(true);
+  }, 20_000);
+
+  it('while Redis is away, a waiter past the local share whose slot cannot come in time is refused at once, not at its deadline', async () => {
+    const windowMs = 10_000;
+    const [a] = await replicas(1, windowMs);
+    const budget = budgetOn(a!, 4, windowMs);
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    await redis.stop();
+    // Share 1/2 of 4: one more send fits this window; the next could start only in 10 s.
+    await budget.finish('1001', await budget.acquire('1001', Infinity));
+    const deadline = Date.now() + 3_000;
+    const refused = await budget.acquire('1001', deadline).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(9);
+    expect(Date.now()).toBeLessThan(deadline);
+    await redis.start();
+  }, 20_000);
+});
+
+function callOf(name: EndpointName, params: Record<string, unknown>): UpstreamCall {
+  return { licensee: LICENSEE_1001, name, endpoint: ENDPOINTS[name] as unknown as AnyEndpoint, params, deadline: Date.now() + 5_000 };
+}
