@@ -64,7 +64,7 @@ export function createGateway(
   const { shared } = options;
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
   const tracing = createTracing(config.otlpEndpoint, options.spanExporter);
-  const upstreamIds = config.licensees.map((licensee) => licensee.upstream.id);
+  const upstreamIds = config.licensees.map((licensee) => licensee.account.systemIdentifier);
   // The gauges read the budget and the feeds when /metrics is scraped.
   const metrics: GatewayMetrics = new GatewayMetrics({
     licensees: upstreamIds,
@@ -137,11 +137,11 @@ export function createGateway(
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/health',
     landingPage: false,
-    // The request acts for its principal's licensee: its token, budget, cache and loaders only.
+    // The request acts for its principal's licensee: its token, budget, cache and calls only.
     context: ({ request }) => {
       const principal = principals.of(request);
       const operation = operations.of(request);
-      return { ...createContext(principal, licensees.get(principal.licenseeId)!.upstream, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
+      return { ...createContext(principal, licensees.get(principal.licenseeId)!.account, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     ...graphiqlOptions(config.auth.mode),

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { TenantLicensee } from '../config/licensees.ts';
+import type { Licensee } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
 import type { Principal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';
@@ -11,7 +11,7 @@ const SEND = 'send Authorization: Bearer <API key> or X-Api-Key: <API key>';
  * constant time (crypto.timingSafeEqual, and no early exit), so timing tells nothing about which
  * digest is close. Only digests are held: a leaked LICENSEES_FILE lets no one in.
  */
-export function apiKeyAuthenticator(licensees: readonly TenantLicensee[]): Authenticator {
+export function apiKeyAuthenticator(licensees: readonly Licensee[]): Authenticator {
   const clients = licensees.flatMap((licensee) =>
     licensee.clients.map((client) => ({
       digest: Buffer.from(client.apiKeySha256, 'hex'),

@@ -1,12 +1,12 @@
 import type { AuthSettings } from '../config/environment.ts';
-import type { TenantLicensee } from '../config/licensees.ts';
+import type { Licensee } from '../config/licensees.ts';
 import { apiKeyAuthenticator } from './api-key.ts';
 import { jwtAuthenticator, type KeySetTiming } from './jwt.ts';
 import { anonymousPrincipal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';
 
 /** The authenticator of GATEWAY_AUTH; `none` lets every request act for the only licensee. */
-export function authenticatorFor(auth: AuthSettings, licensees: readonly TenantLicensee[], keySetTiming?: KeySetTiming): Authenticator {
+export function authenticatorFor(auth: AuthSettings, licensees: readonly Licensee[], keySetTiming?: KeySetTiming): Authenticator {
   switch (auth.mode) {
     case 'none': {
       // config.ts refuses none with more than one licensee.

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { AuthSettings } from '../config/environment.ts';
-import type { TenantLicensee } from '../config/licensees.ts';
+import type { Licensee } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
 import { SCOPES, type Principal, type Scope } from './principal.ts';
 import type { Authenticator, Verdict } from './verdict.ts';
@@ -24,7 +24,7 @@ const CLOCK_TOLERANCE_SECONDS = 5;
  * algorithms are pinned, so a token cannot pick how it is checked (an HS256 token "signed" with
  * the public key of a JWKS is refused). The licensee claim must name a licensee of the file.
  */
-export function jwtAuthenticator(settings: JwtSettings, licensees: readonly TenantLicensee[], timing: KeySetTiming = {}): Authenticator {
+export function jwtAuthenticator(settings: JwtSettings, licensees: readonly Licensee[], timing: KeySetTiming = {}): Authenticator {
   const known = new Set(licensees.map((licensee) => licensee.id));
   const { key, algorithms } = verificationKey(settings.verify, timing);
   return async (request) => {

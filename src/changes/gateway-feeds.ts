@@ -1,7 +1,7 @@
 import type { RedisConnection } from '../redis/connection.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import { ChangeFeed } from './feed.ts';
 import { RedisFeedRegistry } from './redis-registry.ts';
 import { LocalFeedRegistry, type FeedRegistry } from './registry.ts';
@@ -26,7 +26,7 @@ export const leaseMsFor = (intervalMs: number) => Math.min(Math.max(intervalMs, 
  * priority of the licensee's budget and slowing down while that budget is tight.
  */
 export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSettings): FeedRegistry {
-  const createFeed = (licensee: Licensee, eventId: number) =>
+  const createFeed = (licensee: UpstreamAccount, eventId: number) =>
     new ChangeFeed({
       source: upstreamSource(upstream, licensee, eventId, { priority: 'background', fresh: true }),
       intervalMs: settings.intervalMs,
@@ -35,10 +35,10 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
         void upstream.drop(licensee, `getreservation|${eventId}`);
         void upstream.drop(licensee, `getreservationpagecount|${eventId}`);
       },
-      budgetUsed: async () => (await upstream.budget.used(licensee.id)) / upstream.budget.effectiveLimitOf(licensee.id),
+      budgetUsed: async () => (await upstream.budget.used(licensee.systemIdentifier)) / upstream.budget.effectiveLimitOf(licensee.systemIdentifier),
       // Codes only: a poll's failure is logged without its parameters or any record.
       onPollError: (error) =>
-        settings.logger?.warn({ licensee: licensee.id, eventId, code: error instanceof UpstreamError ? error.code : 'INTERNAL_SERVER_ERROR' }, 'change feed poll failed; polling again at the next interval'),
+        settings.logger?.warn({ licensee: licensee.systemIdentifier, eventId, code: error instanceof UpstreamError ? error.code : 'INTERNAL_SERVER_ERROR' }, 'change feed poll failed; polling again at the next interval'),
     });
   return settings.redis
     ? new RedisFeedRegistry(settings.redis, createFeed, { leaseMs: leaseMsFor(settings.intervalMs), ...(settings.logger ? { logger: settings.logger } : {}) })

@@ -1,5 +1,5 @@
 import type { RedisConnection } from '../redis/connection.ts';
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
 import { instantOf, seenAfter, type ReservationChange, type SeenRecord } from './change.ts';
@@ -71,15 +71,15 @@ export class RedisFeedRegistry implements FeedRegistry {
 
   constructor(
     private readonly redis: RedisConnection,
-    private readonly createFeed: (licensee: Licensee, eventId: number) => ChangeFeed,
+    private readonly createFeed: (licensee: UpstreamAccount, eventId: number) => ChangeFeed,
     private readonly settings: SharedFeedSettings,
   ) {}
 
-  join(licensee: Licensee, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
-    const key = `${licensee.id}:${eventId}`;
+  join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+    const key = `${licensee.systemIdentifier}:${eventId}`;
     let feed = this.feeds.get(key);
     if (!feed) {
-      const created: SharedFeed = new SharedFeed(this.redis, { licenseeId: licensee.id, eventId }, () => this.createFeed(licensee, eventId), this.settings, () => {
+      const created: SharedFeed = new SharedFeed(this.redis, { licenseeId: licensee.systemIdentifier, eventId }, () => this.createFeed(licensee, eventId), this.settings, () => {
         if (this.feeds.get(key) === created) this.feeds.delete(key);
       });
       this.feeds.set(key, created);

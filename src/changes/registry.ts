@@ -1,4 +1,4 @@
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import { ChangeFeed, type ChangeListener } from './feed.ts';
 
 /** A subscriber's place in a feed. */
@@ -19,7 +19,7 @@ export interface FeedRegistry {
    * Joins (starting it for the first member, after its baseline read); rejects when the baseline
    * read fails. `closed` is told when the registry closes (the gateway shuts down), to end the stream.
    */
-  join(licensee: Licensee, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
+  join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
   /**
    * The feeds with subscribers on this replica (metrics, status page): `polling` when this replica
    * polls it (with replicas, one of them does), `polls` its polls since it began.
@@ -42,14 +42,14 @@ interface Running {
 export class LocalFeedRegistry implements FeedRegistry {
   private readonly feeds = new Map<string, Running>();
 
-  constructor(private readonly createFeed: (licensee: Licensee, eventId: number) => ChangeFeed) {}
+  constructor(private readonly createFeed: (licensee: UpstreamAccount, eventId: number) => ChangeFeed) {}
 
-  async join(licensee: Licensee, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
-    const key = `${licensee.id}|${eventId}`;
+  async join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+    const key = `${licensee.systemIdentifier}|${eventId}`;
     let running = this.feeds.get(key);
     if (!running) {
       const feed = this.createFeed(licensee, eventId);
-      running = { feed, started: feed.start(), members: 0, closers: new Set(), licenseeId: licensee.id, eventId };
+      running = { feed, started: feed.start(), members: 0, closers: new Set(), licenseeId: licensee.systemIdentifier, eventId };
       this.feeds.set(key, running);
     }
     const joined = running;

@@ -1,7 +1,7 @@
 import type { ReservationModel } from '../resolvers/models.ts';
 import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {
@@ -14,7 +14,7 @@ export interface SourceOptions extends Pick<CallOptions, 'priority'> {
  * (one feed serves subscribers selecting any fields; the flags cost no extra call). `background`
  * for the pollers: their calls wait behind every interactive query for the budget.
  */
-export function upstreamSource(upstream: UpstreamClient, licensee: Licensee, eventId: number, { fresh = false, ...options }: SourceOptions = {}): FeedSource {
+export function upstreamSource(upstream: UpstreamClient, licensee: UpstreamAccount, eventId: number, { fresh = false, ...options }: SourceOptions = {}): FeedSource {
   return {
     async read(modifiedAfter) {
       if (fresh) await upstream.drop(licensee, `getreservation|${eventId}`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { readLicenseesFile, type TenantLicensee } from './licensees.ts';
+import { readLicenseesFile, type Licensee } from './licensees.ts';
 import { parseTtls, type CachedType } from '../operations/response-cache/ttls.ts';
 import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 import { isTimeZone } from '../upstream/formats.ts';
@@ -179,7 +179,7 @@ export interface Config {
   /** Unset: the gateway starts the emulator in-process with its demo data. */
   upstreamBaseUrl?: string;
   /** Every licensee served; exactly one without LICENSEES_FILE. */
-  licensees: TenantLicensee[];
+  licensees: Licensee[];
   auth: AuthSettings;
   upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number; pageTtlMs: number };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
@@ -273,13 +273,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 type Env = z.output<typeof envSchema>;
 
 /** The licensees of LICENSEES_FILE, or the one of the UPSTREAM_* settings (the emulator's 1001 without them). */
-function licenseesOf(present: Record<string, string | undefined>, e: Env | undefined): { licensees: TenantLicensee[]; problems: string[]; warnings: string[] } {
+function licenseesOf(present: Record<string, string | undefined>, e: Env | undefined): { licensees: Licensee[]; problems: string[]; warnings: string[] } {
   const defaults = { timeZone: e?.UPSTREAM_TIMEZONE ?? 'UTC', rateLimit: e?.UPSTREAM_RATE_LIMIT ?? 240 };
   const path = present.LICENSEES_FILE;
   if (!path) {
     const id = e?.UPSTREAM_SYSTEM_IDENTIFIER ?? '1001';
-    const upstream = { id, key: e?.UPSTREAM_KEY ?? 'demo-key-1001', timeZone: defaults.timeZone };
-    return { licensees: [{ id, upstream, rateLimit: defaults.rateLimit, clients: [] }], problems: [], warnings: [] };
+    const account = { systemIdentifier: id, key: e?.UPSTREAM_KEY ?? 'demo-key-1001', timeZone: defaults.timeZone };
+    return { licensees: [{ id, account, rateLimit: defaults.rateLimit, clients: [] }], problems: [], warnings: [] };
   }
   const reading = readLicenseesFile(path, present, defaults);
   const problems = reading.problems.map((problem) => `LICENSEES_FILE ${problem}`);

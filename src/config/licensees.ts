@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SCOPES, type Scope } from '../auth/principal.ts';
 import { isTimeZone } from '../upstream/formats.ts';
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 
 /**
  * LICENSEES_FILE: the licensees the gateway serves and the clients allowed to use each. Read once
@@ -18,11 +18,11 @@ export interface LicenseeClient {
 }
 
 /** A licensee of the gateway: its own id, the upstream account it acts as, and its clients. */
-export interface TenantLicensee {
+export interface Licensee {
   /** The `id` of LICENSEES_FILE (clients and JWTs name it); the systemIdentifier without a file. */
   id: string;
-  /** Whose token, budget and cache upstream calls use; its `id` is the systemIdentifier. */
-  upstream: Licensee;
+  /** The account at the service it acts as: whose token, budget and cache upstream calls use. */
+  account: UpstreamAccount;
   /** Upstream requests per rate window for this licensee. */
   rateLimit: number;
   clients: readonly LicenseeClient[];
@@ -34,7 +34,7 @@ export interface LicenseeDefaults {
 }
 
 export interface LicenseesReading {
-  licensees: TenantLicensee[];
+  licensees: Licensee[];
   /** What is wrong, one line an entry; empty when the file is good. */
   problems: string[];
   warnings: string[];
@@ -128,13 +128,13 @@ export function parseLicensees(json: unknown, env: Record<string, string | undef
   const problems = [...(parsed.success ? [] : parsed.error.issues), ...crossEntryProblems(json, env)];
   if (!parsed.success || problems.length > 0) return { licensees: [], problems: problems.map((problem) => `${describePath(problem.path, json)}: ${problem.message}`), warnings: [] };
   const warnings: string[] = [];
-  const licensees = parsed.data.licensees.map((entry): TenantLicensee => {
+  const licensees = parsed.data.licensees.map((entry): Licensee => {
     if (entry.key !== undefined) warnings.push(`licensee "${entry.id}" has its upstream key written in LICENSEES_FILE ("key"): fine for local use, otherwise use keyEnv`);
     const rateLimit = entry.rateLimit ?? defaults.rateLimit;
     return {
       id: entry.id,
       // The budget layer reads the limit from the call's licensee: each has a budget of its own size.
-      upstream: { id: entry.systemIdentifier, key: entry.key ?? env[entry.keyEnv!]!, timeZone: entry.timezone ?? defaults.timeZone, rateLimit },
+      account: { systemIdentifier: entry.systemIdentifier, key: entry.key ?? env[entry.keyEnv!]!, timeZone: entry.timezone ?? defaults.timeZone, rateLimit },
       rateLimit,
       clients: entry.clients,
     };

@@ -13,7 +13,7 @@ export interface Page<T> {
   at(index: number): T | null | undefined;
 }
 
-/** One paginated upstream list, as the request's loaders serve it. */
+/** One paginated upstream list, as the request's calls (resolvers/request-calls.ts) serve it. */
 export interface PagedSource<T> {
   /** Hash of what the list is (endpoint, event, filter), carried in cursors. */
   key: string;
@@ -65,7 +65,7 @@ export function recordsOf<T>(page: Page<T>): T[] {
 const mappedPages = new WeakMap<object, unknown>();
 
 /**
- * A page passed through `map` once per upstream answer: the request's loaders hand every window the
+ * A page passed through `map` once per upstream answer: the request's calls (resolvers/request-calls.ts) hand every window the
  * same answer object, so they share one mapped page too (each record decoded once, and a record
  * that does not decode reported once). A page object is only ever mapped by one source.
  */

@@ -26,7 +26,7 @@ import { flattenFields } from '../schema/selection.ts';
  *
  * The walk follows the schema's types, so a rule belongs to a parent type and a field
  * (`Reservation.event`, not every field called `event`). At each level it knows how many distinct
- * objects the level can hold and how many distinct events they belong to: the request's loaders
+ * objects the level can hold and how many distinct events they belong to: the request's calls (resolvers/request-calls.ts)
  * make one call per distinct key, so an event's hotels cost one call per event however many of its
  * reservations ask, while a reservation looked up by number costs one call per answer that asks.
  */

@@ -50,6 +50,6 @@ export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeI
   for (const [key, value] of Object.entries(rest)) if (value != null) params[key] = value;
   if (ccEmails) params.ccemail = ccEmails;
   if (updateReservation) params.updateReservation = true;
-  const result = await asInput('input', () => ctx.loaders.send('postattendee', params as never), { ccemail: 'ccEmails' });
+  const result = await asInput('input', () => ctx.calls.send('postattendee', params as never), { ccemail: 'ccEmails' });
   return { attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }, created: result.created ?? null };
 }

@@ -1,20 +1,20 @@
 import type { Principal } from '../auth/principal.ts';
 import type { FeedRegistry } from '../changes/registry.ts';
-import type { Licensee } from '../upstream/licensee.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { createLoaders, type Loaders } from './loaders.ts';
+import { createRequestCalls, type RequestCalls } from './request-calls.ts';
 
 /**
  * The per-request context: who asked (the principal), the licensee it acts for, and the request's
- * own loaders. Nothing below the server reads credentials from anywhere else, so every resolver,
+ * own upstream calls. Nothing below the server reads credentials from anywhere else, so every resolver,
  * loader and upstream call acts for the principal's licensee only.
  */
 export interface GatewayContext {
   principal: Principal;
-  /** The principal's licensee as the upstream layer knows it (its id is the systemIdentifier). */
-  licensee: Licensee;
+  /** The account at the service the principal's licensee acts as. */
+  account: UpstreamAccount;
   upstream: UpstreamClient;
-  loaders: Loaders;
+  calls: RequestCalls;
   /** Where resolvers report what they skip (records that do not decode); a pino logger fits. */
   log?: ResolverLog;
   /** The change feeds `reservationChanged` subscribes to (one poller per licensee and event). */
@@ -25,7 +25,7 @@ export interface ResolverLog {
   warn(details: object, message: string): void;
 }
 
-/** `onSent` counts the operation's upstream requests (see createLoaders). */
-export function createContext(principal: Principal, licensee: Licensee, upstream: UpstreamClient, log?: ResolverLog, onSent?: () => void): GatewayContext {
-  return { principal, licensee, upstream, loaders: createLoaders(licensee, upstream, onSent), ...(log ? { log } : {}) };
+/** `onSent` counts the operation's upstream requests (see createRequestCalls). */
+export function createContext(principal: Principal, account: UpstreamAccount, upstream: UpstreamClient, log?: ResolverLog, onSent?: () => void): GatewayContext {
+  return { principal, account, upstream, calls: createRequestCalls(account, upstream, onSent), ...(log ? { log } : {}) };
 }

@@ -6,7 +6,7 @@ import { asInput, validate } from './validate.ts';
 
 /** The fields of one event, or without an event every field of every event. */
 export function listCustomFields(ctx: GatewayContext, eventId?: number | null): Promise<CustomFieldModel[]> {
-  return ctx.loaders.call('getcustomfields', eventId == null ? {} : { eventId });
+  return ctx.calls.read('getcustomfields', eventId == null ? {} : { eventId });
 }
 
 export async function getCustomField(ctx: GatewayContext, customFieldId: number): Promise<CustomFieldModel | null> {
@@ -22,7 +22,7 @@ const createSchema = z.object({
 /** Not idempotent upstream: each call creates a field, and an ambiguous failure is never repeated. */
 export async function createCustomField(ctx: GatewayContext, input: { name: string; eventId?: number | null }): Promise<CustomFieldModel> {
   const f = validate(createSchema, input, 'input');
-  return asInput('input', () => ctx.loaders.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) }));
+  return asInput('input', () => ctx.calls.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) }));
 }
 
 export interface SetCustomFieldValueInput {
@@ -65,7 +65,7 @@ export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomF
     value: v.value,
     ...(v.reservationNumber != null ? { reservationId: v.reservationNumber } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
   };
-  await asInput('input', () => ctx.loaders.send('postcustomfieldvalue', params), { reservationId: 'reservationNumber' });
+  await asInput('input', () => ctx.calls.send('postcustomfieldvalue', params), { reservationId: 'reservationNumber' });
   return v;
 }
 

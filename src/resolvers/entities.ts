@@ -6,14 +6,14 @@ import { getCustomField } from './custom-field.ts';
 import { getEvent } from './event.ts';
 import { getHotel } from './hotel.ts';
 import { idNumbers } from './ids.ts';
-import { orNull } from './loaders.ts';
+import { orNull } from './request-calls.ts';
 import type { AttendeeModel, CustomFieldModel, EventModel, HotelModel, QuestionModel, ReservationModel } from './models.ts';
 import { recordsOf } from '../connections/paged-source.ts';
 import { getQuestion } from './question.ts';
 import { getReservation, reservationSource, type ReservationFlags } from './reservation.ts';
 
 /**
- * References from other subgraphs (`_entities`) resolved through the request's loaders, so a
+ * References from other subgraphs (`_entities`) resolved through the request's calls (resolvers/request-calls.ts), so a
  * reference costs what the same lookup costs in a plain query: all hotels of an event share one
  * gethotels, all references to one event one getevent. A reference to nothing is null.
  */
@@ -105,19 +105,11 @@ interface ReservationKey {
   reservationNumber: number;
 }
 
-/** Per request and detail flags: the references of one `_entities` arrive together and are batched. */
-const reservationLoaders = new WeakMap<GatewayContext, Map<string, DataLoader<ReservationKey, ReservationModel | null, string>>>();
-
+/** Per operation and detail flags: the references of one `_entities` arrive together and are batched. */
 function reservationLoader(ctx: GatewayContext, flags: ReservationFlags) {
-  const byFlags = reservationLoaders.get(ctx) ?? new Map();
-  reservationLoaders.set(ctx, byFlags);
-  const key = stableKey(flags);
-  let loader = byFlags.get(key);
-  if (!loader) {
-    loader = new DataLoader<ReservationKey, ReservationModel | null, string>((keys) => loadReservations(ctx, flags, keys), { cacheKeyFn: (k) => `${k.eventId}:${k.reservationNumber}` });
-    byFlags.set(key, loader);
-  }
-  return loader;
+  return ctx.calls.loader(`reservation references|${stableKey(flags)}`, () =>
+    new DataLoader<ReservationKey, ReservationModel | null, string>((keys) => loadReservations(ctx, flags, keys), { cacheKeyFn: (k) => `${k.eventId}:${k.reservationNumber}` }),
+  );
 }
 
 async function loadReservations(ctx: GatewayContext, flags: ReservationFlags, keys: readonly ReservationKey[]): Promise<(ReservationModel | null)[]> {

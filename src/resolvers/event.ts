@@ -1,11 +1,11 @@
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { checkIdList } from './ids.ts';
-import { orNull } from './loaders.ts';
+import { orNull } from './request-calls.ts';
 import type { EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
 
 export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventModel | null> {
-  return orNull(ctx.loaders.call('getevent', { eventId }));
+  return orNull(ctx.calls.read('getevent', { eventId }));
 }
 
 /** In the order asked, null for unknown ids. */
@@ -17,7 +17,7 @@ export function listEvents(ctx: GatewayContext, eventIds: number[]): Promise<(Ev
 }
 
 export async function listGroupCodes(ctx: GatewayContext, eventId: number): Promise<GroupCodeModel[]> {
-  return (await ctx.loaders.call('getgroupcodes', { eventId })).map((g) => ({ ...g, eventId }));
+  return (await ctx.calls.read('getgroupcodes', { eventId })).map((g) => ({ ...g, eventId }));
 }
 
 /** One group code of an event; null when the event or the code does not exist. */
@@ -26,7 +26,7 @@ export async function getGroupCode(ctx: GatewayContext, eventId: number, groupCo
 }
 
 export async function listPickup(ctx: GatewayContext, eventId: number): Promise<PickupModel[]> {
-  return (await ctx.loaders.call('getpickup', { eventId })).map((p) => ({ ...p, eventId }));
+  return (await ctx.calls.read('getpickup', { eventId })).map((p) => ({ ...p, eventId }));
 }
 
 export interface ShoppingViewArgs {
@@ -37,7 +37,7 @@ export interface ShoppingViewArgs {
 }
 
 export async function listShoppingViewHotels(ctx: GatewayContext, eventId: number, args: ShoppingViewArgs): Promise<ShoppingViewHotelModel[]> {
-  const list = await ctx.loaders.call('getshoppingviewhotels', {
+  const list = await ctx.calls.read('getshoppingviewhotels', {
     eventId,
     checkInDate: args.checkInDate ?? undefined,
     checkOutDate: args.checkOutDate ?? undefined,
@@ -48,9 +48,9 @@ export async function listShoppingViewHotels(ctx: GatewayContext, eventId: numbe
 }
 
 export function groupCodeLink(ctx: GatewayContext, args: { eventId: number; groupCode: string; attendeeId: string; registrationEventId: string }) {
-  return orNull(ctx.loaders.call('getgroupcodelink', args).then((r) => r.link));
+  return orNull(ctx.calls.read('getgroupcodelink', args).then((r) => r.link));
 }
 
 export function editReservationLink(ctx: GatewayContext, reservationNumber: number) {
-  return orNull(ctx.loaders.call('geteditreservationlink', { reservationNumber }).then((r) => r.link));
+  return orNull(ctx.calls.read('geteditreservationlink', { reservationNumber }).then((r) => r.link));
 }

@@ -1,5 +1,5 @@
 import type { GatewayContext } from './context.ts';
-import { orNull } from './loaders.ts';
+import { orNull } from './request-calls.ts';
 import type { HotelModel } from './models.ts';
 import { checkParams } from '../upstream/params.ts';
 import { checkInput } from './validate.ts';
@@ -22,7 +22,7 @@ const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase(
  */
 export async function listHotels(ctx: GatewayContext, eventId: number, partnerview: boolean, filter?: HotelFilter | null): Promise<HotelModel[]> {
   // Filtered here, not upstream, but held to the endpoint table's limits on the same filters.
-  if (filter) checkInput('filter', () => checkParams('gethotels', ctx.licensee, { eventId, hotelName: filter.hotelName ?? undefined, city: filter.city ?? undefined, state: filter.state ?? undefined }));
+  if (filter) checkInput('filter', () => checkParams('gethotels', ctx.account, { eventId, hotelName: filter.hotelName ?? undefined, city: filter.city ?? undefined, state: filter.state ?? undefined }));
   const { all } = await hotelsOf(ctx, eventId, partnerview);
   if (!filter) return all;
   return all.filter(
@@ -53,7 +53,7 @@ const indexed = new WeakMap<object, EventHotels>();
  * 1000 times: each lookup is a map read, not a copy and scan of the list (issue 10's profile).
  */
 async function hotelsOf(ctx: GatewayContext, eventId: number, partnerview: boolean): Promise<EventHotels> {
-  const answer = await ctx.loaders.call('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) });
+  const answer = await ctx.calls.read('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) });
   let hotels = indexed.get(answer);
   if (!hotels) {
     const all = answer.map((h) => ({ ...h, eventId }));

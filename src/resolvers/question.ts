@@ -7,7 +7,7 @@ import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */
 export async function listQuestions(ctx: GatewayContext, eventId: number): Promise<QuestionModel[]> {
-  return (await ctx.loaders.call('geteventquestions', { eventId })).map((q) => ({ ...q, eventId: q.eventId ?? eventId }));
+  return (await ctx.calls.read('geteventquestions', { eventId })).map((q) => ({ ...q, eventId: q.eventId ?? eventId }));
 }
 
 export async function getQuestion(ctx: GatewayContext, eventId: number, questionId: number): Promise<QuestionModel | null> {
@@ -17,10 +17,10 @@ export async function getQuestion(ctx: GatewayContext, eventId: number, question
 export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<AnswerModel> {
   return {
     key: sourceKey(['answers', eventId]),
-    licensee: ctx.licensee.id,
-    pageCount: () => ctx.loaders.call('getattendeeanswerspagecount', { eventId }),
+    licensee: ctx.account.systemIdentifier,
+    pageCount: () => ctx.calls.read('getattendeeanswerspagecount', { eventId }),
     page: async (page) =>
-      mapPageOnce(await ctx.loaders.call('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),
+      mapPageOnce(await ctx.calls.read('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),
     orderOf: byReservationThenQuestion,
     onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getattendeeanswers', eventId, positions }, 'answers without a readable question id skipped'),
   };
@@ -63,7 +63,7 @@ const saveSchema = z
 export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {
   const q = validate(saveSchema, input, 'input');
   const options = q.options?.map((o) => ({ value: o.value, label: o.label }));
-  await asInput('input', () => ctx.loaders.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled }));
+  await asInput('input', () => ctx.calls.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled }));
   const labels = options ? Object.fromEntries(options.map((o) => [o.value, o.label])) : null;
   const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: labels, enabled: q.enabled };
   return { ...record, raw: record };

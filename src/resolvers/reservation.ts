@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import type { GatewayContext } from './context.ts';
-import { orNull } from './loaders.ts';
+import { orNull } from './request-calls.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import type { ReservationModel } from './models.ts';
 import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from '../connections/paged-source.ts';
@@ -62,15 +62,15 @@ function withEvent(eventId: number, list: ResultOf<'getreservation'>): LazyList<
   return list.map((r) => ({ ...r, eventId: r.eventId ?? eventId }) as ReservationModel);
 }
 
-/** The reservations of an event under a filter, page by page through the request's loaders. */
+/** The reservations of an event under a filter, page by page through the request's calls (resolvers/request-calls.ts). */
 export function reservationSource(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags): PagedSource<ReservationModel> {
   const wire = wireFilter(eventId, filter);
-  checkInput('filter', () => checkParams('getreservationpagecount', ctx.licensee, wire), { modifiedAfterDate: 'modifiedAfter' });
+  checkInput('filter', () => checkParams('getreservationpagecount', ctx.account, wire), { modifiedAfterDate: 'modifiedAfter' });
   return {
     key: sourceKey(['reservations', wire]),
-    licensee: ctx.licensee.id,
-    pageCount: () => ctx.loaders.call('getreservationpagecount', wire),
-    page: async (page) => mapPageOnce(await ctx.loaders.call('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
+    licensee: ctx.account.systemIdentifier,
+    pageCount: () => ctx.calls.read('getreservationpagecount', wire),
+    page: async (page) => mapPageOnce(await ctx.calls.read('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
     orderOf: byReservationNumber,
     onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getreservation', eventId, positions }, 'reservations without a readable number skipped'),
   };
@@ -107,7 +107,7 @@ export function listAttendeeReservations(
   window: WindowArgs,
 ): Connection<ReservationModel> {
   const upstream = reservationSource(ctx, eventId, { attendeeId: attendee.attendeeId }, flags);
-  const source = memorySource({ key: sourceKey(['attendee-reservations', eventId, attendee]), licensee: ctx.licensee.id }, async () => {
+  const source = memorySource({ key: sourceKey(['attendee-reservations', eventId, attendee]), licensee: ctx.account.systemIdentifier }, async () => {
     const all: ReservationModel[] = [];
     for (let page = 1; ; page++) {
       const records = await upstream.page(page);

@@ -27,8 +27,8 @@ export const builder = new SchemaBuilder<{
     // Ids carry the licensee they were made for (global-id.ts). Another licensee's ids, malformed
     // ids, unknown types and impossible numbers are null (each type's `parse` refuses the latter),
     // all decided before the first upstream call.
-    encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.licensee.id),
-    decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.licensee.id),
+    encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.account.systemIdentifier),
+    decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.account.systemIdentifier),
     nodeQueryOptions: {
       description: 'Fetches any object with a global id (an Event, Hotel, Reservation, GroupCode, EventQuestion, CustomField or Attendee); null when it does not exist or the id was made for another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },

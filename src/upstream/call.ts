@@ -1,10 +1,10 @@
 import type { AnyEndpoint, EndpointName } from './endpoints.ts';
-import type { Licensee } from './licensee.ts';
+import type { UpstreamAccount } from './account.ts';
 import type { CallPriority } from './budget.ts';
 
 /** One upstream call as it passes the layers of the call path (see client.ts for their order). */
 export interface UpstreamCall {
-  licensee: Licensee;
+  licensee: UpstreamAccount;
   name: EndpointName;
   endpoint: AnyEndpoint;
   /** The parameters, checked and converted to wire values; never the token. */

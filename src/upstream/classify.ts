@@ -1,9 +1,8 @@
 import { BrokenCircuitError } from 'cockatiel';
 import type { UpstreamCall } from './call.ts';
 import { schemasOf } from './endpoints.ts';
-import { BadInputError, NotFoundError, RateLimitedError, UpstreamError, UpstreamResponseError, UpstreamUnavailableError } from './errors.ts';
-import type { Licensee } from './licensee.ts';
-import { AttemptFailure } from './retry.ts';
+import { AttemptFailure, BadInputError, NotFoundError, RateLimitedError, UpstreamError, UpstreamResponseError, TokenRejectedError, UpstreamUnavailableError } from './errors.ts';
+import type { UpstreamAccount } from './account.ts';
 import type { RawAnswer } from './transport.ts';
 
 /**
@@ -11,11 +10,6 @@ import type { RawAnswer } from './transport.ts';
  * for the layers (AttemptFailure for retry and breaker, TokenRejectedError for the token layer,
  * an UpstreamError for what the caller gets). Keys and tokens never reach a message.
  */
-
-/** The service refused the token a call carried; the token layer authenticates again. */
-export class TokenRejectedError extends Error {
-  override name = 'TokenRejectedError';
-}
 
 /** The answer's decoded value, or throws the failure it reports. */
 export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () => number = Date.now): unknown {
@@ -127,7 +121,7 @@ function refusal(call: UpstreamCall, status: number, problem: Problem): Upstream
   const message = clean(problem.message ?? `status ${status}`, licensee, call.token);
   const code = problem.code ?? '';
   if (name === 'authenticate' && (status === 401 || code === 'INVALID_CREDENTIALS')) {
-    return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.id}`, status, code);
+    return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.systemIdentifier}`, status, code);
   }
   if (status === 404 || code === 'NOT_FOUND') return new NotFoundError(message, problem.field);
   if (status === 400 || code === 'MISSING_PARAMETER' || code === 'INVALID_PARAMETER') return new BadInputError(message, problem.field, status);
@@ -140,7 +134,7 @@ function refusal(call: UpstreamCall, status: number, problem: Problem): Upstream
  * exact key and token, raw or URL-encoded, go first: a token may hold `+ / = .` or be short, which
  * the length pattern (the backstop for secrets we do not know, such as another call's token) misses.
  */
-function clean(message: string, licensee: Licensee, token: string | undefined): string {
+function clean(message: string, licensee: UpstreamAccount, token: string | undefined): string {
   let cleaned = message;
   for (const [secret, label] of [
     [licensee.key, '[key]'],

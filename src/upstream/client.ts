@@ -4,17 +4,17 @@ import { classifyAnswer, toUpstreamError } from './classify.ts';
 import { ENDPOINTS, versionOf, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
-import { SharedReads } from './layers/share-and-cache.ts';
+import { SharedReads } from './layers/shared-reads.ts';
 import { tokenLayer } from './layers/token.ts';
-import type { Licensee } from './licensee.ts';
+import type { UpstreamAccount } from './account.ts';
 import { checkParams } from './params.ts';
 import { RateBudget, type BudgetStore, type CallPriority } from './budget.ts';
 import type { UpstreamObserver } from './observer.ts';
 import { Readiness } from './readiness.ts';
-import { createBreaker } from './retry.ts';
+import { createBreaker } from './resilience.ts';
 import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
 import { Transport, type RawAnswer } from './transport.ts';
-import { AttemptFailure } from './retry.ts';
+import { AttemptFailure } from './errors.ts';
 
 export interface UpstreamOptions {
   /** The service, without /api/… */
@@ -95,8 +95,8 @@ export class UpstreamClient {
       retrying: compose([{ name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES, now }) }, ...authenticateLayers], answer),
       once: compose(authenticateLayers, answer),
     };
-    const authenticate = async (licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> => {
-      const call = this.prepare(licensee, 'authenticate', { key: licensee.key, systemIdentifier: licensee.id }, {});
+    const authenticate = async (licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> => {
+      const call = this.prepare(licensee, 'authenticate', { key: licensee.key, systemIdentifier: licensee.systemIdentifier }, {});
       const result = await authenticatePaths[attempts](call).catch((error: unknown) => {
         throw toUpstreamError(error, call, options.rateWindowMs);
       });
@@ -107,7 +107,7 @@ export class UpstreamClient {
     // could starve the authenticate of one), and each attempt takes its own slot (each is a
     // request the service counts), so the budget sits inside retry.
     const layers: NamedLayer[] = [
-      { name: 'share-and-cache', layer: this.reads.layer },
+      { name: 'shared-reads', layer: this.reads.layer },
       { name: 'token', layer: tokenLayer(this.tokens, options.logger) },
       { name: 'retry-and-breaker', layer: retryLayer({ maxRetries: options.maxRetries ?? 6, breaker, now }) },
       { name: 'budget', layer: budgetLayer(this.budget, options.logger) },
@@ -118,12 +118,12 @@ export class UpstreamClient {
   }
 
   /** Calls one endpoint for a licensee with typed parameters; resolves to the decoded answer. */
-  async call<N extends Exclude<EndpointName, 'authenticate'>>(licensee: Licensee, name: N, params: ParamsOf<N>, options: CallOptions = {}): Promise<ResultOf<N>> {
+  async call<N extends Exclude<EndpointName, 'authenticate'>>(licensee: UpstreamAccount, name: N, params: ParamsOf<N>, options: CallOptions = {}): Promise<ResultOf<N>> {
     let sent = false;
     const call = this.prepare(licensee, name, params, { ...options, onSent: () => ((sent = true), options.onSent?.()) });
     try {
       const result = (await this.path(call)) as ResultOf<N>;
-      if (this.reads.ttlOf(call.endpoint) > 0) this.options.observer?.cacheRead?.({ licensee: licensee.id, endpoint: name, hit: !sent });
+      if (this.reads.ttlOf(call.endpoint) > 0) this.options.observer?.cacheRead?.({ licensee: licensee.systemIdentifier, endpoint: name, hit: !sent });
       return result;
     } catch (error) {
       throw toUpstreamError(error, call, this.options.rateWindowMs);
@@ -131,13 +131,13 @@ export class UpstreamClient {
   }
 
   /** Whether the licensee is served, answered from state within a second (see readiness.ts). */
-  ready(licensee: Licensee): Promise<boolean> {
+  ready(licensee: UpstreamAccount): Promise<boolean> {
     return this.readiness.ready(licensee);
   }
 
   /** Drops a licensee's cached answers of one endpoint (`getreservation`) or one event's (`getreservation|5001`). */
-  async drop(licensee: Licensee, tag: `${EndpointName}` | `${EndpointName}|${number}`): Promise<void> {
-    await this.reads.drop(licensee.id, tag);
+  async drop(licensee: UpstreamAccount, tag: `${EndpointName}` | `${EndpointName}|${number}`): Promise<void> {
+    await this.reads.drop(licensee.systemIdentifier, tag);
   }
 
   /** Forgets every cached answer (tests, and operators after fixing data upstream). */
@@ -160,7 +160,7 @@ export class UpstreamClient {
     const startedAt = this.now();
     const started = performance.now();
     const tell = (status: number | 'network' | 'timeout') =>
-      observer.attempt({ licensee: call.licensee.id, endpoint: call.name, version: versionOf(call.name), status, attempt, durationMs: performance.now() - started, startedAt });
+      observer.attempt({ licensee: call.licensee.systemIdentifier, endpoint: call.name, version: versionOf(call.name), status, attempt, durationMs: performance.now() - started, startedAt });
     try {
       const answer = await this.transport.send(call);
       tell(answer.status);
@@ -172,7 +172,7 @@ export class UpstreamClient {
   }
 
   /** Checks and encodes the parameters, before anything is sent: a client's mistake costs no call. */
-  private prepare(licensee: Licensee, name: EndpointName, params: unknown, options: CallOptions): UpstreamCall {
+  private prepare(licensee: UpstreamAccount, name: EndpointName, params: unknown, options: CallOptions): UpstreamCall {
     return {
       licensee,
       name,

@@ -67,3 +67,40 @@ export class UpstreamResponseError extends UpstreamError {
     super('UPSTREAM_ERROR', message, { status, upstreamCode });
   }
 }
+
+/*
+ * Failures inside the call path, never shown to a client: classify.ts turns each into an
+ * UpstreamError once the layers are done with it.
+ */
+
+export interface AttemptFailureDetails {
+  status?: number;
+  /** Whether the service may have acted on the request (so a create could be doubled). */
+  maybeProcessed?: boolean;
+  /** A 429's Retry-After in ms; undefined when the 429 did not say. */
+  retryAfterMs?: number;
+}
+
+/** One failed attempt at an upstream call, classified for the retry and breaker policies. */
+export class AttemptFailure extends Error {
+  override name = 'AttemptFailure';
+  readonly status?: number;
+  readonly maybeProcessed: boolean;
+  readonly retryAfterMs?: number;
+
+  constructor(
+    readonly kind: 'network' | 'timeout' | 'server' | 'malformed' | 'throttled',
+    message: string,
+    details: AttemptFailureDetails = {},
+  ) {
+    super(message);
+    this.status = details.status;
+    this.maybeProcessed = details.maybeProcessed ?? kind !== 'throttled';
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** The service refused the token a call carried; the token layer authenticates again. */
+export class TokenRejectedError extends Error {
+  override name = 'TokenRejectedError';
+}

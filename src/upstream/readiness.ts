@@ -1,7 +1,7 @@
 import type { Layer } from './call.ts';
 import { withDeadline } from './deadline.ts';
-import type { Licensee } from './licensee.ts';
-import type { Breaker } from './retry.ts';
+import type { UpstreamAccount } from './account.ts';
+import type { Breaker } from './resilience.ts';
 import type { TokenManager } from './tokens.ts';
 
 export interface ReadinessOptions {
@@ -34,20 +34,20 @@ export class Readiness {
   readonly layer: Layer = (next) => async (call) => {
     try {
       const result = await next(call);
-      this.lastCallSucceeded.set(call.licensee.id, true);
+      this.lastCallSucceeded.set(call.licensee.systemIdentifier, true);
       return result;
     } catch (error) {
-      this.lastCallSucceeded.set(call.licensee.id, false);
+      this.lastCallSucceeded.set(call.licensee.systemIdentifier, false);
       throw error;
     }
   };
 
-  async ready(licensee: Licensee): Promise<boolean> {
+  async ready(licensee: UpstreamAccount): Promise<boolean> {
     if (this.options.breaker.isOpen()) return false;
-    if (this.lastCallSucceeded.get(licensee.id) === true || (await this.options.tokens.holds(licensee))) return true;
-    const askedAt = this.askedAt.get(licensee.id);
+    if (this.lastCallSucceeded.get(licensee.systemIdentifier) === true || (await this.options.tokens.holds(licensee))) return true;
+    const askedAt = this.askedAt.get(licensee.systemIdentifier);
     if (askedAt !== undefined && this.now() - askedAt < (this.options.authenticateEveryMs ?? 30_000)) return false;
-    this.askedAt.set(licensee.id, this.now());
+    this.askedAt.set(licensee.systemIdentifier, this.now());
     // One attempt, no retries: the probe must cost one authenticate even during an outage.
     const obtained = this.options.tokens.get(licensee, Infinity, 'once').then(
       () => true,

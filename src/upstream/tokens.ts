@@ -1,6 +1,6 @@
 import { withDeadline } from './deadline.ts';
 import { UpstreamUnavailableError } from './errors.ts';
-import type { Licensee } from './licensee.ts';
+import type { UpstreamAccount } from './account.ts';
 
 /**
  * One token per licensee (octokit's auth-app pattern): fetched on first need with one in-flight
@@ -72,7 +72,7 @@ export class TokenManager {
 
   constructor(
     /** Obtains a new token, through its own policy, never the data calls' breaker. */
-    private readonly authenticate: (licensee: Licensee, attempts: AuthenticateAttempts) => Promise<string>,
+    private readonly authenticate: (licensee: UpstreamAccount, attempts: AuthenticateAttempts) => Promise<string>,
     private readonly options: TokenManagerOptions = {},
   ) {
     this.store = options.store ?? new MemoryTokenStore();
@@ -86,8 +86,8 @@ export class TokenManager {
    * longer than its deadline. Callers arriving while an authenticate is in flight share it,
    * whichever way it is attempted (one authenticate per licensee at a time).
    */
-  async get(licensee: Licensee, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<string> {
-    const held = await this.store.get(licensee.id);
+  async get(licensee: UpstreamAccount, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<string> {
+    const held = await this.store.get(licensee.systemIdentifier);
     const age = held ? this.now() - held.obtainedAt : Infinity;
     if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held.token;
     if (held && age < TOKEN_LIFETIME_MS - EXPIRY_MARGIN_MS) {
@@ -98,48 +98,48 @@ export class TokenManager {
   }
 
   /** Whether a token is held that our clock still believes valid. */
-  async holds(licensee: Licensee): Promise<boolean> {
-    const held = await this.store.get(licensee.id);
+  async holds(licensee: UpstreamAccount): Promise<boolean> {
+    const held = await this.store.get(licensee.systemIdentifier);
     return held !== undefined && this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - EXPIRY_MARGIN_MS;
   }
 
   /** The service rejected this token: forget it so the next get authenticates. */
-  async reject(licensee: Licensee, token: string): Promise<void> {
-    await this.store.drop(licensee.id, token);
+  async reject(licensee: UpstreamAccount, token: string): Promise<void> {
+    await this.store.drop(licensee.systemIdentifier, token);
   }
 
-  private renewBehind(licensee: Licensee): void {
-    if (this.inFlight.has(licensee.id)) return;
-    const failedAt = this.renewalFailedAt.get(licensee.id);
+  private renewBehind(licensee: UpstreamAccount): void {
+    if (this.inFlight.has(licensee.systemIdentifier)) return;
+    const failedAt = this.renewalFailedAt.get(licensee.systemIdentifier);
     if (failedAt !== undefined && this.now() - failedAt < RENEWAL_RETRY_MS) return;
     this.obtainOnce(licensee, 'retrying').then(
-      () => this.renewalFailedAt.delete(licensee.id),
+      () => this.renewalFailedAt.delete(licensee.systemIdentifier),
       (error: unknown) => {
-        this.renewalFailedAt.set(licensee.id, this.now());
-        this.options.logger?.warn({ licensee: licensee.id, error: (error as Error).message }, 'token renewal failed; serving the held token');
+        this.renewalFailedAt.set(licensee.systemIdentifier, this.now());
+        this.options.logger?.warn({ licensee: licensee.systemIdentifier, error: (error as Error).message }, 'token renewal failed; serving the held token');
       },
     );
   }
 
   /** One authenticate per licensee at a time, however many callers wait for it. */
-  private obtainOnce(licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> {
-    let pending = this.inFlight.get(licensee.id);
+  private obtainOnce(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> {
+    let pending = this.inFlight.get(licensee.systemIdentifier);
     if (!pending) {
-      pending = this.obtain(licensee, attempts).finally(() => this.inFlight.delete(licensee.id));
-      this.inFlight.set(licensee.id, pending);
+      pending = this.obtain(licensee, attempts).finally(() => this.inFlight.delete(licensee.systemIdentifier));
+      this.inFlight.set(licensee.systemIdentifier, pending);
     }
     return pending;
   }
 
-  private async obtain(licensee: Licensee, attempts: AuthenticateAttempts): Promise<string> {
+  private async obtain(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> {
     const fresh = async (): Promise<HeldToken> => {
       const obtainedAt = this.now();
       return { token: await this.authenticate(licensee, attempts), obtainedAt };
     };
     // Replicas sharing a store: one of them authenticates, the others take what it stored.
-    if (this.store.renew) return (await this.store.renew(licensee.id, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh)).token;
+    if (this.store.renew) return (await this.store.renew(licensee.systemIdentifier, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh)).token;
     const held = await fresh();
-    await this.store.set(licensee.id, held);
+    await this.store.set(licensee.systemIdentifier, held);
     return held.token;
   }
 }

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { UpstreamCall } from './call.ts';
 import { versionOf } from './endpoints.ts';
-import { AttemptFailure } from './retry.ts';
+import { AttemptFailure } from './errors.ts';
 
 export interface TransportOptions {
   /** The service, without /api/… */

@@ -132,7 +132,7 @@ describe('ChangeFeed (issue 11)', () => {
   it('polls with the background priority: its calls queue behind interactive queries', async () => {
     const options: unknown[] = [];
     const upstream = { call: async (_licensee: unknown, _name: string, _params: unknown, callOptions: unknown) => (options.push(callOptions), []) } as unknown as UpstreamClient;
-    await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background' }).read();
+    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background' }).read();
     expect(options).toEqual([{ priority: 'background' }]);
   });
 
@@ -142,7 +142,7 @@ describe('ChangeFeed (issue 11)', () => {
       drop: async (_licensee: unknown, tag: string) => void steps.push(`drop ${tag}`),
       call: async (_licensee: unknown, name: string) => (steps.push(name), []),
     } as unknown as UpstreamClient;
-    await upstreamSource(upstream, { id: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background', fresh: true }).read('2027-01-15T12:00:00Z');
+    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background', fresh: true }).read('2027-01-15T12:00:00Z');
     expect(steps).toEqual(['drop getreservation|5003', 'getreservation']);
   });
 });

@@ -5,7 +5,7 @@ import { RedisFeedRegistry } from '../../src/changes/redis-registry.ts';
 import type { FeedMembership } from '../../src/changes/registry.ts';
 import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
-import type { Licensee } from '../../src/upstream/licensee.ts';
+import type { UpstreamAccount } from '../../src/upstream/account.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { pause, until } from '../helpers/subscriptions.ts';
 
@@ -14,7 +14,7 @@ const serverPath = redisServerOrSkip();
 const INTERVAL_MS = 100;
 /** Renewed every 500 ms: a busy machine's pauses do not let it lapse. */
 const LEASE_MS = 1_500;
-const LICENSEE: Licensee = { id: '1001', key: 'not-used', timeZone: 'UTC' };
+const LICENSEE: UpstreamAccount = { systemIdentifier: '1001', key: 'not-used', timeZone: 'UTC' };
 const EVENT = 5002;
 
 /**

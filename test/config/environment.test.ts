@@ -9,7 +9,7 @@ describe('loadConfig', () => {
   it('defaults to the embedded emulator and its demo licensee', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamBaseUrl: undefined, auth: { mode: 'none' } });
-    expect(c.licensees).toEqual([{ id: '1001', upstream: { id: '1001', key: 'demo-key-1001', timeZone: 'UTC' }, rateLimit: 240, clients: [] }]);
+    expect(c.licensees).toEqual([{ id: '1001', account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' }, rateLimit: 240, clients: [] }]);
     expect(c.upstream).toMatchObject({ rateLimit: 240, rateWindowMs: 60_000, rateMargin: 0.05, timeoutMs: 10_000 });
     expect(c.upstream.userAgent).toMatch(/^reservation-gateway\/\d+\.\d+\.\d+$/);
   });
@@ -64,7 +64,7 @@ describe('loadConfig', () => {
   it('requires credentials with an upstream', () => {
     expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
     const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
-    expect(c.licensees.map((licensee) => licensee.upstream)).toEqual([{ id: '42', key: 'k', timeZone: 'America/Chicago' }]);
+    expect(c.licensees.map((licensee) => licensee.account)).toEqual([{ systemIdentifier: '42', key: 'k', timeZone: 'America/Chicago' }]);
   });
 });
 
@@ -84,9 +84,9 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
   it('reads every licensee, its upstream account (systemIdentifier and keyEnv) and its clients; api-key is the default', () => {
     const c = loadConfig({ ...licenseesEnv(), UPSTREAM_RATE_LIMIT: '100' });
     expect(c.auth).toEqual({ mode: 'api-key' });
-    expect(c.licensees.map(({ id, upstream, rateLimit }) => ({ id, upstream, rateLimit }))).toEqual([
-      { id: 'acme', upstream: { id: '1001', key: 'demo-key-1001', timeZone: 'UTC', rateLimit: 100 }, rateLimit: 100 },
-      { id: 'globex', upstream: { id: '2002', key: 'demo-key-2002', timeZone: 'America/New_York', rateLimit: 100 }, rateLimit: 100 },
+    expect(c.licensees.map(({ id, account, rateLimit }) => ({ id, account, rateLimit }))).toEqual([
+      { id: 'acme', account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC', rateLimit: 100 }, rateLimit: 100 },
+      { id: 'globex', account: { systemIdentifier: '2002', key: 'demo-key-2002', timeZone: 'America/New_York', rateLimit: 100 }, rateLimit: 100 },
     ]);
     expect(c.licensees[1]?.clients.map((entry) => [entry.name, entry.scopes])).toEqual([['globex-web', ['read']], ['globex-ops', ['read', 'write']]]);
     expect(c.warnings).toEqual([]);
@@ -185,7 +185,7 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     const example = /```json\n(\{\n {2}"licensees"[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const c = loadConfig({ ...licenseesEnv(JSON.parse(example!)), ACME_UPSTREAM_KEY: 'acme-upstream', GLOBEX_UPSTREAM_KEY: 'globex-upstream' });
-    expect(c.licensees.map((licensee) => [licensee.id, licensee.upstream.id, licensee.upstream.timeZone, licensee.clients.length])).toEqual([
+    expect(c.licensees.map((licensee) => [licensee.id, licensee.account.systemIdentifier, licensee.account.timeZone, licensee.clients.length])).toEqual([
       ['acme', '1001', 'America/Chicago', 2],
       ['globex', '2002', 'UTC', 1],
     ]);
@@ -194,7 +194,7 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
   it('warns about a key written in the file and about none on a non-loopback address', () => {
     const inline = { licensees: [{ id: 'local', systemIdentifier: '1001', key: 'demo-key-1001', clients: [client('dev', 'dev-key')] }] };
     const c = loadConfig(licenseesEnv(inline));
-    expect(c.licensees[0]?.upstream.key).toBe('demo-key-1001');
+    expect(c.licensees[0]?.account.key).toBe('demo-key-1001');
     expect(c.warnings).toEqual([expect.stringContaining('licensee "local" has its upstream key written in LICENSEES_FILE')]);
     expect(c.warnings.join()).not.toContain('demo-key-1001');
     expect(loadConfig({ HOST: '0.0.0.0' }).warnings).toEqual([expect.stringContaining('GATEWAY_AUTH=none on HOST 0.0.0.0')]);

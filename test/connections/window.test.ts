@@ -52,7 +52,7 @@ async function read(source: PagedSource<Row>, args: WindowArgs, { hasNextPage: s
   return { numbers: edges.map((e) => e.node.reservationNumber), cursors, pageInfo: { hasPreviousPage: pageInfo.hasPreviousPage, hasNextPage, startCursor, endCursor } };
 }
 
-/** The pages a step read, each once (the request's loaders make one call per page). */
+/** The pages a step read, each once (the request's calls (resolvers/request-calls.ts) make one call per page). */
 const pagesOf = (reads: number[]) => [...new Set(reads)].sort((a, b) => a - b);
 
 describe('a record that does not decode (fault: it shortened the window, shifted cursors and ended paging)', () => {

@@ -65,7 +65,7 @@ export async function startGateway(
 
 /** A warm token, empty caches (upstream and response) and an empty log: where call-counting tests start from. */
 export async function readyToCount(t: TestGateway): Promise<void> {
-  await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+  await t.gateway.upstream.tokens.get({ systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
   await t.gateway.upstream.clearCache();
   t.gateway.clearResponseCache();
   t.clearLog();

@@ -2,10 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../src/upstream/client.ts';
-import type { Licensee } from '../../src/upstream/licensee.ts';
+import type { UpstreamAccount } from '../../src/upstream/account.ts';
 
-export const LICENSEE_1001: Licensee = { id: '1001', key: 'demo-key-1001', timeZone: 'UTC' };
-export const LICENSEE_2002: Licensee = { id: '2002', key: 'demo-key-2002', timeZone: 'America/New_York' };
+export const LICENSEE_1001: UpstreamAccount = { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' };
+export const LICENSEE_2002: UpstreamAccount = { systemIdentifier: '2002', key: 'demo-key-2002', timeZone: 'America/New_York' };
 
 export function clientFor(emulator: { url: string }, options: Partial<UpstreamOptions> = {}): UpstreamClient {
   return new UpstreamClient({

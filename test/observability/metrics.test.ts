@@ -76,7 +76,7 @@ describe('/metrics', () => {
     const read = await t.exec('{ event(eventId: 5002) { reservations(first: 2) { edges { node { contact { email lastName } } } } } }');
     expect(read.errors).toBeUndefined();
     const { text } = await scrape();
-    const token = await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+    const token = await t.gateway.upstream.tokens.get({ systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
     expect(text).not.toContain('demo-key-1001');
     expect(text).not.toContain(token);
     expect(text).not.toMatch(/@|email|lastName/);

@@ -33,7 +33,7 @@ describe('traces', () => {
     });
 
     const everything = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })));
-    const token = await t.gateway.upstream.tokens.get({ id: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+    const token = await t.gateway.upstream.tokens.get({ systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
     expect(everything).not.toContain(token);
     expect(everything).not.toContain('demo-key-1001');
     expect(everything).not.toContain('example.com');

@@ -16,8 +16,8 @@ describe('a reservation without a readable number', () => {
     });
     const logged: [object, string][] = [];
     const ctx = {
-      licensee: { id: '1001', key: 'unused', timeZone: 'UTC' },
-      loaders: { call: async () => page, send: async () => page },
+      account: { systemIdentifier: '1001', key: 'unused', timeZone: 'UTC' },
+      calls: { read: async () => page, send: async () => page },
       log: { warn: (details: object, message: string) => logged.push([details, message]) },
     } as unknown as GatewayContext;
 

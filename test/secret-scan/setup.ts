@@ -47,7 +47,7 @@ vi.mock('../../src/config/environment.ts', async (importOriginal) => {
   const loadConfig: typeof actual.loadConfig = (env) => {
     for (const [name, value] of Object.entries(env ?? {})) if (/KEY|SECRET|TOKEN/i.test(name) && value) record('secret setting', value);
     const config = env ? actual.loadConfig(env) : actual.loadConfig();
-    for (const licensee of config.licensees) record('upstream key', licensee.upstream.key);
+    for (const licensee of config.licensees) record('upstream key', licensee.account.key);
     return config;
   };
   return { ...actual, loadConfig };

@@ -245,8 +245,8 @@ describe('client.close', () => {
   // Fault: client.close() did not close the budget: queued calls waited on after it.
   it('refuses the calls still waiting for the budget', async () => {
     const client = clientFor({ url: 'http://127.0.0.1:9' }, { rateLimit: 1, rateMargin: 0 });
-    await client.budget.acquire(LICENSEE_1001.id, Date.now() + 1_000);
-    const waiting = client.budget.acquire(LICENSEE_1001.id, Date.now() + 60_000).catch((e: unknown) => e);
+    await client.budget.acquire(LICENSEE_1001.systemIdentifier, Date.now() + 1_000);
+    const waiting = client.budget.acquire(LICENSEE_1001.systemIdentifier, Date.now() + 60_000).catch((e: unknown) => e);
     await client.close();
     expect(((await waiting) as UpstreamError).code).toBe('UPSTREAM_UNAVAILABLE');
   });

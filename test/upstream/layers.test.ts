@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryCacheStore } from '../../src/upstream/cache.ts';
 import { compose, type Send, type UpstreamCall } from '../../src/upstream/call.ts';
-import { classifyAnswer, TokenRejectedError } from '../../src/upstream/classify.ts';
+import { classifyAnswer } from '../../src/upstream/classify.ts';
 import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
-import type { UpstreamError } from '../../src/upstream/errors.ts';
+import { AttemptFailure, TokenRejectedError, type UpstreamError } from '../../src/upstream/errors.ts';
 import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
-import { SharedReads } from '../../src/upstream/layers/share-and-cache.ts';
+import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { tokenLayer } from '../../src/upstream/layers/token.ts';
-import { AttemptFailure, createBreaker } from '../../src/upstream/retry.ts';
+import { createBreaker } from '../../src/upstream/resilience.ts';
 import { TokenManager } from '../../src/upstream/tokens.ts';
 import { clientFor, LICENSEE_1001, startStub, type StubService } from '../helpers/upstream.ts';
 
@@ -31,7 +31,7 @@ function deferred<T>() {
 describe('the call path', () => {
   it('is composed in one order: share and cache, token, retry and breaker, budget, then the transport', () => {
     const client = clientFor({ url: 'http://127.0.0.1:9' });
-    expect(client.layerNames).toEqual(['share-and-cache', 'token', 'retry-and-breaker', 'budget', 'readiness']);
+    expect(client.layerNames).toEqual(['shared-reads', 'token', 'retry-and-breaker', 'budget', 'readiness']);
     void client.close();
   });
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Send, UpstreamCall } from '../../src/upstream/call.ts';
 import { ENDPOINTS, type AnyEndpoint } from '../../src/upstream/endpoints.ts';
-import type { Licensee } from '../../src/upstream/licensee.ts';
+import type { UpstreamAccount } from '../../src/upstream/account.ts';
 import { Readiness } from '../../src/upstream/readiness.ts';
-import type { Breaker } from '../../src/upstream/retry.ts';
+import type { Breaker } from '../../src/upstream/resilience.ts';
 import { TokenManager, type AuthenticateAttempts } from '../../src/upstream/tokens.ts';
 import { LICENSEE_1001, LICENSEE_2002 } from '../helpers/upstream.ts';
 
@@ -15,7 +15,7 @@ const closedBreaker = { isOpen: () => false } as Breaker;
 function readinessWith(authenticate: () => Promise<string>) {
   const asked: AuthenticateAttempts[] = [];
   const tokens = new TokenManager(
-    (_licensee: Licensee, attempts: AuthenticateAttempts) => {
+    (_licensee: UpstreamAccount, attempts: AuthenticateAttempts) => {
       asked.push(attempts);
       return authenticate();
     },
@@ -24,7 +24,7 @@ function readinessWith(authenticate: () => Promise<string>) {
   return { readiness: new Readiness({ tokens, breaker: closedBreaker, now: Date.now }), asked };
 }
 
-function callFor(licensee: Licensee): UpstreamCall {
+function callFor(licensee: UpstreamAccount): UpstreamCall {
   return { licensee, name: 'getevent', endpoint: ENDPOINTS.getevent as unknown as AnyEndpoint, params: { eventId: 1 }, deadline: Date.now() + 5_000 };
 }
 

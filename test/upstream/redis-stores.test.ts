@@ -3,7 +3,7 @@ import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
 import type { UpstreamCall } from '../../src/upstream/call.ts';
 import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
 import { RateLimitedError } from '../../src/upstream/errors.ts';
-import { SharedReads } from '../../src/upstream/layers/share-and-cache.ts';
+import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { RateBudget } from '../../src/upstream/budget.ts';
 import { sharedStores, type SharedStores } from '../../src/upstream/stores/redis-stores.ts';
 import { TokenManager } from '../../src/upstream/tokens.ts';

@@ -1,6 +1,6 @@
 import type { Layer } from '../call.ts';
 import type { RateBudget } from '../budget.ts';
-import { AttemptFailure } from '../retry.ts';
+import { AttemptFailure } from '../errors.ts';
 
 type Logger = { warn(obj: object, msg: string): void };
 
@@ -12,7 +12,7 @@ type Logger = { warn(obj: object, msg: string): void };
  */
 export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
   return (next) => async (call) => {
-    const licensee = call.licensee.id;
+    const licensee = call.licensee.systemIdentifier;
     const slot = await budget.acquire(licensee, call.deadline, call.licensee.rateLimit, call.priority);
     try {
       const result = await next(call);

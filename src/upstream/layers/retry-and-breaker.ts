@@ -1,6 +1,7 @@
 import type { Layer } from '../call.ts';
 import { UpstreamUnavailableError } from '../errors.ts';
-import { AttemptFailure, createRetry, type Breaker } from '../retry.ts';
+import { AttemptFailure } from '../errors.ts';
+import { createRetry, type Breaker } from '../resilience.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt of an idempotent call. */

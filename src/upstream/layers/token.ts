@@ -1,5 +1,5 @@
 import type { Layer } from '../call.ts';
-import { TokenRejectedError } from '../classify.ts';
+import { TokenRejectedError } from '../errors.ts';
 import type { TokenManager } from '../tokens.ts';
 
 type Logger = { debug(obj: object, msg: string): void };
@@ -17,7 +17,7 @@ export function tokenLayer(tokens: TokenManager, logger?: Logger): Layer {
     } catch (error) {
       if (!(error instanceof TokenRejectedError)) throw error;
       await tokens.reject(call.licensee, token);
-      logger?.debug({ endpoint: call.name, licensee: call.licensee.id }, 'token rejected; authenticating again');
+      logger?.debug({ endpoint: call.name, licensee: call.licensee.systemIdentifier }, 'token rejected; authenticating again');
       const fresh = await tokens.get(call.licensee, call.deadline);
       try {
         return await next({ ...call, token: fresh });

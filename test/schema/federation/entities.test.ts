@@ -3,7 +3,7 @@ import { readyToCount, startGateway, type TestGateway } from '../../helpers/gate
 
 /**
  * `_entities` as the federation gateway sends it: references from other subgraphs, resolved through
- * the request's loaders with the same thrift as plain queries (counted in the emulator's log).
+ * the request's calls (resolvers/request-calls.ts) with the same thrift as plain queries (counted in the emulator's log).
  */
 
 let t: TestGateway;

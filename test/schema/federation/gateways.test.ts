@@ -66,7 +66,7 @@ async function through(gateway: string, query: string, authorization?: string): 
   return (await res.json()) as never;
 }
 
-/** The upstream calls since the last count, as comparable strings (order aside: loaders run concurrently). */
+/** The upstream calls since the last count, as comparable strings (order aside: calls run concurrently). */
 const upstreamCalls = () => t.calls().map((c) => `${c.endpoint} ${JSON.stringify(c.params)}`).sort();
 
 const REGISTRATION_TO_RESERVATIONS = `{ registrations { id event { name hotels { name } reservations(first: 3) { edges { node { reservationNumber } } } } } }`;

@@ -24,7 +24,7 @@ export class SharedReads {
 
   readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
     const { endpoint } = call;
-    const key = `${call.licensee.id}|${call.name}|${stableKey(call.params)}`;
+    const key = `${call.licensee.systemIdentifier}|${call.name}|${stableKey(call.params)}`;
     const tags = tagsOf(call);
     const ttlMs = this.ttlOf(endpoint);
     if (ttlMs > 0) {
@@ -38,7 +38,7 @@ export class SharedReads {
     const pending = next(call).then(async (result) => {
       const unchanged = sameGenerations(generations, tags.map((tag) => this.generation(tag)));
       if (ttlMs > 0 && unchanged) await this.cache.set(key, result, ttlMs, tags);
-      for (const tag of endpoint.invalidates?.(call.params) ?? []) await this.invalidate(`${call.licensee.id}|${tag}`);
+      for (const tag of endpoint.invalidates?.(call.params) ?? []) await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
       return result;
     });
     if (endpoint.idempotent) {
@@ -81,7 +81,7 @@ export class SharedReads {
 
 /** A call's answer is filed under its endpoint, and under its endpoint and event when it has one. */
 function tagsOf(call: UpstreamCall): string[] {
-  const base = `${call.licensee.id}|${call.name}`;
+  const base = `${call.licensee.systemIdentifier}|${call.name}`;
   const eventId = call.params.eventId;
   return eventId === undefined ? [base] : [base, `${base}|${String(eventId)}`];
 }

@@ -1,7 +1,11 @@
-/** The licensee a call acts for: whose token, budget, cache and time zone it uses. */
-export interface Licensee {
+/**
+ * An account at the reservation service, which the specification calls a licensee: whose token,
+ * budget, cache and time zone a call uses. The gateway's own licensees (config/licensees.ts) each
+ * act as one.
+ */
+export interface UpstreamAccount {
   /** The licensee number, sent as systemIdentifier. */
-  id: string;
+  systemIdentifier: string;
   /** The key from the licensee's console. Read only by the token manager. */
   key: string;
   /** IANA zone of the licensee's wall-clock timestamps. */

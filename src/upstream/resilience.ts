@@ -11,33 +11,7 @@ import {
   type IPolicy,
   type RetryPolicy,
 } from 'cockatiel';
-
-export interface AttemptFailureDetails {
-  status?: number;
-  /** Whether the service may have acted on the request (so a create could be doubled). */
-  maybeProcessed?: boolean;
-  /** A 429's Retry-After in ms; undefined when the 429 did not say. */
-  retryAfterMs?: number;
-}
-
-/** One failed attempt at an upstream call, classified for the retry and breaker policies. */
-export class AttemptFailure extends Error {
-  override name = 'AttemptFailure';
-  readonly status?: number;
-  readonly maybeProcessed: boolean;
-  readonly retryAfterMs?: number;
-
-  constructor(
-    readonly kind: 'network' | 'timeout' | 'server' | 'malformed' | 'throttled',
-    message: string,
-    details: AttemptFailureDetails = {},
-  ) {
-    super(message);
-    this.status = details.status;
-    this.maybeProcessed = details.maybeProcessed ?? kind !== 'throttled';
-    this.retryAfterMs = details.retryAfterMs;
-  }
-}
+import { AttemptFailure } from './errors.ts';
 
 /** Failures that mean the service is down, as far as the breaker counts. */
 const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'server');
