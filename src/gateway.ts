@@ -101,7 +101,7 @@ export function createGateway(
     // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
     useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
     // Probes and operators' pages answer before authentication: they need no client credential.
-    useReadiness(upstream, config.licensees, shared),
+    useReadiness(upstream, config.licensees, shared && (() => ({ connected: shared.redis.connected(), budget: shared.stores.budget.isShared() ? 'shared' : 'local share' }))),
     useMetrics(metrics),
     ...(tracing ? [tracing.plugin] : []),
     useStatusPage(metrics, upstreamIds, budgetHistory),
