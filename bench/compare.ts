@@ -15,7 +15,7 @@ import { composeMesh, installPeer, startCeiling, startMesh, startNaive, startOur
 import { DURATION_S, machine, RUNS, stop, WARMUP_S, type Started } from './lib.ts';
 
 /**
- * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: issue 10's side-by-side run.
+ * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: the side-by-side run (README, "Benchmarks").
  * Every system against a fresh emulator of its own per scenario (the emulator's page cache, rate
  * window and request log then hold that system's traffic only), systems in a rotating order from
  * run to run; upstream calls counted from the emulator's log. Writes the tables between the

@@ -5,7 +5,7 @@ import { HOSTILE_DOCUMENTS } from '../test/helpers/hostile-documents.ts';
 import { machine, median, RUNS } from './lib.ts';
 
 /**
- * How fast the gateway refuses the hardening issue's hostile documents (goal: under 50 ms each, no
+ * How fast the gateway refuses the hostile documents of test/helpers/hostile-documents.ts (goal: under 50 ms each, no
  * upstream call). In one process through yoga.fetch, so the figure is the gateway's own work:
  * parse with the token limit, validation, limits and the cost estimate. Each send carries a fresh
  * comment, so Yoga's parse and validation caches never answer for it (an attacker varies documents

@@ -3,7 +3,7 @@ import { findRedisServer, REDIS_INSTALL_HINT, startRedis } from '../test/helpers
 import { DURATION_S, machine, RUNS, startBenchGateway, startProcess, stop, summary, WARMUP_S, type Started } from './lib.ts';
 
 /**
- * Issue 12: throughput of one gateway against three, all on one Redis (budget, token and cache
+ * Throughput of one gateway against three, all on one Redis (budget, token and cache
  * shared), on the cached part of the EventPage query (the event and its hotels: every answer comes
  * from the cache, so the figures measure the gateways and Redis, not the emulator), the emulator in
  * its own process with its rate limit lifted. The three replicas are loaded at once, a third of

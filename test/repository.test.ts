@@ -50,6 +50,50 @@ describe('a clone of this repository alone', () => {
   });
 });
 
+/** Every folder under src/, as `src/a/b`. */
+function sourceFolders(dir = join(ROOT, 'src')): string[] {
+  const here = relative(ROOT, dir).split('\\').join('/');
+  const below = readdirSync(dir).filter((name) => statSync(join(dir, name)).isDirectory());
+  return [here, ...below.flatMap((name) => sourceFolders(join(dir, name)))];
+}
+
+/** Whether `text` names the folder itself (`src/upstream` or `src/upstream/`), not only a path below it. */
+function namesFolder(text: string, folder: string): boolean {
+  const escaped = folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w./-])${escaped}(?:/(?![\\w.-])|(?![\\w./-]))`).test(text);
+}
+
+describe('the map of the code', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const architecture = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const folders = sourceFolders();
+
+  it('finds the folders it checks, nested ones included', () => {
+    expect(folders).toEqual(expect.arrayContaining(['src', 'src/upstream', 'src/upstream/layers', 'src/emulator/handlers']));
+    expect(namesFolder('see `src/upstream/layers/`', 'src/upstream')).toBe(false);
+    expect(namesFolder('see `src/upstream/client.ts`', 'src/upstream')).toBe(false);
+    expect(namesFolder('see `src/upstream/`, then', 'src/upstream')).toBe(true);
+    expect(namesFolder('| `src/upstream` |', 'src/upstream')).toBe(true);
+  });
+
+  it('docs/architecture.md names every folder of src/', () => {
+    expect(folders.filter((folder) => !namesFolder(architecture, folder))).toEqual([]);
+  });
+
+  it('the README names every folder of src/ and links docs/architecture.md', () => {
+    expect(folders.filter((folder) => !namesFolder(readme, folder))).toEqual([]);
+    expect(readme).toContain('](docs/architecture.md)');
+  });
+
+  it('the README documents every environment variable the settings accept', () => {
+    // The keys of the zod schema in config/environment.ts, one per line as `NAME: …`.
+    const source = readFileSync(join(ROOT, 'src/config/environment.ts'), 'utf8');
+    const accepted = [...source.matchAll(/^\s+([A-Z][A-Z0-9_]+): /gm)].map((m) => m[1]!);
+    expect(accepted.length).toBeGreaterThan(30);
+    expect(accepted.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+});
+
 describe('finding a browser for the browser tests', () => {
   const fakeBrowserDir = () => {
     const dir = mkdtempSync(join(tmpdir(), 'browser-'));

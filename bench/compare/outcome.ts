@@ -17,7 +17,7 @@ export function outcomeOf(status: number, body: string): Outcome {
 export interface OutcomeCounts {
   ok: number;
   rateLimited: number;
-  /** RATE_LIMITED answers that do not say when to come back (issue 10: each carries retryAfterSeconds). */
+  /** RATE_LIMITED answers that do not say when to come back (each should carry retryAfterSeconds). */
   rateLimitedWithoutRetryAfter: number;
   errors: number;
   serverErrors: number;

@@ -2,7 +2,7 @@ import { median } from '../lib.ts';
 import type { Results, SessionCell } from './results.ts';
 import { SYSTEM_LABELS, type SystemName } from './systems.ts';
 
-/** The markdown tables of a compare run, and issue 10's goals evaluated on its ratios. */
+/** The markdown tables of a compare run, and the goals evaluated on its ratios. */
 
 /** Median (min–max) of one value per run; one run: the value alone; none: a dash. */
 export function fmt(values: readonly number[], digits = 0): string {
@@ -69,7 +69,7 @@ const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b
 const known = (...xs: number[]) => xs.every((x) => Number.isFinite(x));
 const judge = (ok: boolean, ...xs: number[]): boolean | null => (known(...xs) ? ok : null);
 
-/** Issue 10's goals that one compare run can evaluate, on its medians. */
+/** The speed and thrift goals that one compare run can evaluate, on its medians. */
 export function goals(r: Results): Goal[] {
   const out: Goal[] = [];
   const load = (scenario: string, system: SystemName) => r.load[scenario]?.[system];

@@ -32,7 +32,7 @@ export function contentHash(reservation: ReservationModel): string {
 const isCancelled = (reservation: ReservationModel) => reservation.status === 'cancelled';
 
 /**
- * The kind of a record seen now (the issue's rules): CANCELLED when it is cancelled and was not when
+ * The kind of a record seen now: CANCELLED when it is cancelled and was not when
  * last seen (or is seen for the first time, cancelled); CREATED when seen for the first time and made
  * at or after `baseline`; CHANGED otherwise. A record made and cancelled between two looks is
  * CANCELLED: a subscriber acting on CREATED would act on a reservation that no longer holds rooms.

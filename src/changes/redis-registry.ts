@@ -7,8 +7,8 @@ import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts
 import type { FeedMembership, FeedRegistry } from './registry.ts';
 
 /*
- * The change feeds of several replicas on one Redis (issue 12): one poller per licensee and event
- * across all of them, and every subscriber on every replica served.
+ * The change feeds of several replicas on one Redis (docs/architecture.md, "Replicas on Redis"):
+ * one poller per licensee and event across all of them, and every subscriber on every replica served.
  *
  * - The replica holding the feed's lease polls, tells its own subscribers, publishes each change
  *   on the feed's fan-out topic and writes what its feed knows (the latest modification and a

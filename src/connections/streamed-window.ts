@@ -3,10 +3,10 @@ import { pageOf, type PositionedRecord } from './stretch.ts';
 
 /**
  * The edges of a forward window (`first`, `after`) handed over page by page, for `edges @stream`
- * (issue 10, "Large lists"): the first records go out as soon as their page is read, while the page
- * after it is on its way; a page is let go once its records are sent, so a walk of 25 pages holds
- * two at a time, not 25. When the client goes away the executor ends the iteration and no further
- * page is read.
+ * (docs/architecture.md, "Large lists"): the first records go out as soon as their page is read,
+ * while the page after it is on its way; a page is let go once its records are sent, so a walk of
+ * 25 pages holds two at a time, not 25. When the client goes away the executor ends the iteration
+ * and no further page is read.
  */
 export async function* streamWindow<T, Edge>(
   source: PagedSource<T>,

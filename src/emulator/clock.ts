@@ -1,7 +1,7 @@
 /**
  * The emulator's own notion of "now". It runs at real speed from a start instant, and tests move it
  * (token expiry, retention, cut-off) through `/_emulator/clock` instead of waiting.
- * The rate limit never reads this clock: it is measured in real time (upstream contract).
+ * The rate limit never reads this clock: it is measured in real time (docs/upstream.md, "The emulator").
  */
 export class EmulatorClock {
   private offsetMs: number;

@@ -5,7 +5,7 @@ import type { ReservationRecord, RoomRecord } from './model.ts';
 import type { EmulatorState } from './state.ts';
 import { variationsSchema } from './variations.ts';
 
-/** The emulator's own control surface under /_emulator/ (upstream contract); not part of the service. */
+/** The emulator's own control surface under /_emulator/ (docs/upstream.md); not part of the service. */
 
 const clockSchema = z.union([z.strictObject({ advanceMs: z.number().int() }), z.strictObject({ now: z.iso.datetime({ offset: true }) })]);
 

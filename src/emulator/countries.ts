@@ -6,8 +6,8 @@ countries.registerLocale(english);
 
 /**
  * The official ISO 3166-1 English short names that i18n-iso-countries does not hold (it keeps the
- * common names and a few alternatives: "Vietnam", not "Viet Nam"). The specification accepts a
- * country's "full name", so both kinds are read.
+ * common names and a few alternatives: "Vietnam", not "Viet Nam"). The service accepts a
+ * country's "full name" (docs/upstream.md, "Formats and time zones"), so both kinds are read.
  */
 export const ISO_SHORT_NAMES: Readonly<Record<string, readonly string[]>> = {
   BO: ['Bolivia (Plurinational State of)'],

@@ -1,8 +1,8 @@
 import { DateTime } from 'luxon';
 
 /**
- * The service's date formats, as the emulator writes and reads them (upstream contract, "Dates in
- * responses"). Deliberately written apart from the gateway's converters in src/upstream.
+ * The service's date formats, as the emulator writes and reads them (docs/upstream.md, "Formats
+ * and time zones"). Deliberately written apart from the gateway's converters in src/upstream.
  */
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 

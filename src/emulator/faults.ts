@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Injected failures (the contract's control surface), drawn from a seeded sequence. */
+/** Injected failures (the control surface: docs/upstream.md, "The emulator"), drawn from a seeded sequence. */
 export const faultRuleSchema = z.strictObject({
   /** Endpoint name, or "*" / absent for all. */
   endpoint: z.string().default('*'),

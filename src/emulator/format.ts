@@ -2,7 +2,7 @@ import { formatDay, formatIsoWithOffset, formatTimestamp } from './dates.ts';
 import type { Store } from './store.ts';
 import type { AnswerRecord, EventRecord, HotelRecord, QuestionRecord, ReservationRecord } from './model.ts';
 
-/** The response shapes of the upstream contract ("Shapes of responses"). */
+/** The response shapes of the service (docs/upstream.md). */
 
 export function formatEvent(e: EventRecord) {
   return {

@@ -1,7 +1,7 @@
 import { parseDay, parseIsoDay, parseTimestamp, type Day } from './dates.ts';
 import { JsonText, objectMembers } from './json-members.ts';
 
-/** An error the emulated service answers with (upstream contract, "Errors"). */
+/** An error the emulated service answers with (docs/upstream.md, "Errors"). */
 export class ServiceError extends Error {
   override name = 'ServiceError';
   constructor(

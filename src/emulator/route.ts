@@ -16,7 +16,7 @@ export interface HandlerContext {
 
 export interface Route {
   name: string;
-  /** The versions that serve it (specification, section 9). */
+  /** The versions that serve it (docs/architecture.md, "Endpoint table and versions"). */
   versions: readonly Version[];
   params: ParamSpecs;
   /** Property name used when the wrapped-arrays variation wraps this endpoint's list. */

@@ -7,7 +7,7 @@ import { reservationRoutes } from './handlers/reservations.ts';
 import { ServiceError } from './params.ts';
 import { V101_UP, type Route } from './route.ts';
 
-/** Present in v102 and v101, checked and counted like every endpoint, then 410 (upstream contract). */
+/** Present in v102 and v101, checked and counted like every endpoint, then 410 (docs/upstream.md, "Errors"). */
 const mailingListRoutes: Route[] = ['postmailinglistoptin', 'getmailinglistoptin', 'getmailinglistoptinpagecount'].map((name) => ({
   name,
   versions: V101_UP,

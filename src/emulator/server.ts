@@ -96,7 +96,7 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     params: {},
   };
   try {
-    // The specification's first rule, checked before anything of the request is read.
+    // The service's first rule (docs/upstream.md, "Transport"), checked before anything of the request is read.
     if (!userAgent) throw new ServiceError(403, 'FORBIDDEN', 'a User-Agent header is required');
     if (!url) throw new ServiceError(400, 'INVALID_PARAMETER', 'the request target is not a valid URL');
     if (!match) throw new ServiceError(404, 'NOT_FOUND', `unknown path ${clip(url.pathname)}`);
@@ -269,7 +269,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /**
- * Form bodies, JSON bodies and query strings are all accepted (upstream contract, "Transport").
+ * Form bodies, JSON bodies and query strings are all accepted (docs/upstream.md, "Transport").
  * Parameters are kept on an object without prototype, so that `__proto__` is a parameter like any
  * other. A JSON body's objects and arrays are handed on as their text (JsonText), as a form would
  * carry them: the parameter's reader parses them, keeping the order of their members.

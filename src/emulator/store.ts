@@ -147,7 +147,7 @@ export class Store {
   }
 
   /**
-   * Retention (upstream contract): 90 days after the earlier of the end of the latest event in
+   * Retention (docs/upstream.md, "Limits"): 90 days after the earlier of the end of the latest event in
    * which a reservation is linked to the attendee, and the attendee's last update.
    */
   private removalTime(a: AttendeeRecord): number {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { RawJson } from './route.ts';
 
-/** The tolerated variations of the upstream contract, each switchable for tests. */
+/** The variations of the real service the gateway tolerates (docs/upstream.md), each switchable for tests. */
 export const variationsSchema = z.strictObject({
-  /** Errors answered with status 200 and one of the three bodies the contract lists. */
+  /** Errors answered with status 200 and one of the three bodies docs/upstream.md lists. */
   errorWith200: z.enum(['error', 'success-false', 'status-error']).nullable().optional(),
   /** Token rejections with another status and a body naming the token by code or by message. */
   tokenRejection: z

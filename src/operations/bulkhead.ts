@@ -12,7 +12,7 @@ const LARGE_WINDOW = 200;
 /**
  * Large operations run a few at a time (twice the cores), the rest wait their turn: they are bound
  * by CPU, so running fifty at once finishes none sooner, and holds fifty results in memory at once
- * (issue 10: 850 MiB peak at 50 connections on 1000-record pages; see docs/benchmarks.md). Small
+ * (850 MiB peak at 50 connections on 1000-record pages: docs/benchmarks.md). Small
  * operations, which mostly wait on the service, are never held back.
  */
 export function useLargeResultBulkhead(permits = 2 * availableParallelism()): Plugin {

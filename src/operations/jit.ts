@@ -5,8 +5,8 @@ import { defersOrStreams } from './incremental.ts';
 
 /**
  * Execution compiled once per document by graphql-jit instead of interpreted field by field: a
- * page of 1000 reservations costs about a quarter of the CPU and half the peak memory (issue 10,
- * `docs/benchmarks.md`). GRAPHQL_JIT=off goes back to graphql-js.
+ * page of 1000 reservations costs about a quarter of the CPU and half the peak memory
+ * (docs/benchmarks.md). GRAPHQL_JIT=off goes back to graphql-js.
  */
 export function useCompiledExecution(): Plugin[] {
   // Subscriptions stay on graphql-js: graphql-jit's subscribe coerces the already coerced variables

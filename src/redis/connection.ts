@@ -35,7 +35,7 @@ export class RedisUnreachableError extends Error {
   override name = 'RedisUnreachableError';
 }
 
-/** How long the first connection may take before the gateway gives up (the issue allows 10 s to exit). */
+/** How long the first connection may take before the gateway gives up (it must exit within 10 s). */
 const FIRST_CONNECTION_MS = 6_000;
 /** A command that gets no answer in this time fails, and the store that sent it falls back. */
 const COMMAND_TIMEOUT_MS = 1_000;

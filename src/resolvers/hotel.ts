@@ -50,7 +50,7 @@ const indexed = new WeakMap<object, EventHotels>();
 
 /**
  * The event's hotels as models, indexed by id. A page of 1000 reservations asks for its hotels
- * 1000 times: each lookup is a map read, not a copy and scan of the list (issue 10's profile).
+ * 1000 times: each lookup is a map read, not a copy and scan of the list (docs/benchmarks.md).
  */
 async function hotelsOf(ctx: GatewayContext, eventId: number, partnerview: boolean): Promise<EventHotels> {
   const answer = await ctx.calls.read('gethotels', { eventId, ...(partnerview ? { partnerview } : {}) });

@@ -26,7 +26,7 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
   };
 }
 
-/** The service lists answers by reservation number, then question (upstream contract, getattendeeanswers). */
+/** The service lists answers by reservation number, then question (docs/upstream.md, getattendeeanswers). */
 function byReservationThenQuestion(a: AnswerModel): readonly number[] | null {
   return a.reservationNumber == null ? null : [a.reservationNumber, a.questionId];
 }

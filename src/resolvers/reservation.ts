@@ -76,7 +76,7 @@ export function reservationSource(ctx: GatewayContext, eventId: number, filter: 
   };
 }
 
-/** The service lists reservations by reservation number, ascending (upstream contract, getreservation). */
+/** The service lists reservations by reservation number, ascending (docs/upstream.md, getreservation). */
 function byReservationNumber(r: ReservationModel): readonly number[] {
   return [r.reservationNumber];
 }

@@ -19,7 +19,7 @@ export const builder = new SchemaBuilder<{
   DefaultNodeNullability: false;
   DefaultFieldNullability: false;
 }>({
-  // The style guide's order: federation last, after every plugin that wraps resolvers.
+  // Federation last, after every plugin that wraps resolvers.
   plugins: [RelayPlugin, DirectivesPlugin, FederationPlugin],
   // Fields are non-null unless they say otherwise: the contract's nullability is spelled out per field.
   defaultFieldNullability: false,

@@ -16,8 +16,8 @@ const NOTHING: DecodedGlobalId = { typename: '', id: '' };
  *
  * Checked, not signed. Nothing trusts what an id says: the licensee in it is only compared with
  * the request's own, and the record is then asked for with the request's own token, which the
- * service confines to its own licensee's events (spec, authenticate: a token acts for one
- * systemIdentifier). A forged id naming the caller's licensee over another's event therefore
+ * service confines to its own licensee's events (docs/upstream.md, "Transport": a token acts for
+ * one systemIdentifier). A forged id naming the caller's licensee over another's event therefore
  * reaches nothing a client could not already ask by number (`event(eventId:)`), and the service
  * answers it as not found. A signature would add a secret to keep and rotate for no protection
  * beyond that; the check is what keeps a replayed id of another licensee from being looked up at

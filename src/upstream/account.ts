@@ -1,5 +1,5 @@
 /**
- * An account at the reservation service, which the specification calls a licensee: whose token,
+ * An account at the reservation service, which the service calls a licensee: whose token,
  * budget, cache and time zone a call uses. The gateway's own licensees (config/licensees.ts) each
  * act as one.
  */

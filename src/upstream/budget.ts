@@ -3,10 +3,10 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
 /**
  * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
  * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
- * twice the limit through across a window boundary (architecture, "Rate budget"). Callers wait in
- * a fair FIFO queue, interactive calls ahead of background ones (the change feeds' polling); one
- * whose place in the queue cannot come before its deadline is refused at once with RATE_LIMITED and
- * the time its slot would come, rather than after waiting its deadline out.
+ * twice the limit through across a window boundary (docs/architecture.md, "Rate budget"). Callers
+ * wait in a fair FIFO queue, interactive calls ahead of background ones (the change feeds'
+ * polling); one whose place in the queue cannot come before its deadline is refused at once with
+ * RATE_LIMITED and the time its slot would come, rather than after waiting its deadline out.
  */
 
 /**
@@ -110,7 +110,7 @@ interface Queue {
 /** How many windows ahead callers refused at once are spread over. */
 const MAX_PROMISED_WINDOWS = 10;
 
-/** The first pause after a 429 without Retry-After (architecture, "Rate budget"). */
+/** The first pause after a 429 without Retry-After (docs/architecture.md, "Rate budget"). */
 const FIRST_BACKOFF_MS = 1_000;
 
 /** setTimeout fires at once (after 1 ms) for longer delays: farther deadlines are reached in steps. */

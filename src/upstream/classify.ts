@@ -75,9 +75,9 @@ interface Problem {
 }
 
 /**
- * The error a body reports, in any of the contract's forms: `{"error": {…}}`, `{"error": "…"}`,
- * `{"success": false, …}`, `{"status": "error", …}`; for a non-2xx status without a readable body,
- * a problem named after the status.
+ * The error a body reports, in any of the forms docs/upstream.md lists: `{"error": {…}}`,
+ * `{"error": "…"}`, `{"success": false, …}`, `{"status": "error", …}`; for a non-2xx status without
+ * a readable body, a problem named after the status.
  */
 function describeProblem(status: number, body: unknown): Problem | undefined {
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
@@ -99,10 +99,11 @@ const TOKEN_WORDS = /token/i;
 const TOKEN_PROBLEM = /(invalid|expired|unknown|malformed|revoked)/i;
 
 /**
- * Token rejections come in many forms (upstream contract). A code of the service's own or an error
- * naming the `token` field counts at any status; the words "token" and "invalid" in a message count
- * only on 401/403, because a 200/400 message may echo a client's value back, and a client must not
- * be able to force an authenticate per request by putting those words in one.
+ * Token rejections come in many forms (docs/upstream.md, "Variations of the real service the
+ * gateway tolerates"). A code of the service's own or an error naming the `token` field counts at
+ * any status; the words "token" and "invalid" in a message count only on 401/403, because a
+ * 200/400 message may echo a client's value back, and a client must not be able to force an
+ * authenticate per request by putting those words in one.
  */
 function isTokenRejection(status: number, body: unknown, problem: Problem | undefined): boolean {
   if (![200, 400, 401, 403].includes(status) || !problem) return false;

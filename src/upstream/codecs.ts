@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { FormatError, fromUpstreamDate, fromUpstreamTimestamp, normalizeIsoTimestamp, parseIsoDate, toCountryCode, toUpstreamDate, toUpstreamTimestamp } from './formats.ts';
 
 /**
- * Zod pieces for the endpoint table. Response pieces are lenient, as the contract's tolerated
- * variations demand: numeric strings become numbers, a value that does not parse becomes null
- * (the record stays visible through `raw`), and only identifiers are required.
+ * Zod pieces for the endpoint table. Response pieces are lenient, as the tolerated variations
+ * of docs/upstream.md demand: numeric strings become numbers, a value that does not parse becomes
+ * null (the record stays visible through `raw`), and only identifiers are required.
  * Parameter pieces are strict and turn gateway values (ISO dates, booleans) into wire values.
  */
 
@@ -65,7 +65,7 @@ function keepValid<T extends z.ZodType>(item: T, items: unknown[]): z.output<T>[
   return out;
 }
 
-/** `{"reservations": [...]}` or `{"data": [...]}` → the array (upstream contract, tolerated variation). */
+/** `{"reservations": [...]}` or `{"data": [...]}` → the array (docs/upstream.md, a tolerated variation). */
 export function unwrapList(value: unknown): unknown {
   if (Array.isArray(value) || value === null || typeof value !== 'object') return value;
   const arrays = Object.values(value).filter(Array.isArray);
@@ -76,7 +76,7 @@ export function unwrapList(value: unknown): unknown {
 export const toService = {
   id: () => z.number().int().min(0).max(2_147_483_647),
   page: () => z.number().int().min(1).max(1_000_000),
-  /** Text up to the service's limit (255 unless the contract says otherwise). */
+  /** Text up to the service's limit (255 unless docs/upstream.md, "Limits", says otherwise). */
   text: (max = 255) => z.string().max(max, `must be at most ${max} characters`),
   bool: () => z.boolean(),
   /** `yyyy-mm-dd` → `dd-Mon-yyyy` */

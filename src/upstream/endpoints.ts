@@ -4,10 +4,10 @@ import { nightsBetween } from './formats.ts';
 import { LazyList } from './lazy-list.ts';
 
 /**
- * One row per REST endpoint: the versions that serve it (specification, section 9), the version
- * the gateway calls, how the body is encoded, the parameter schema (strict, converts gateway values
- * to wire values), the response schema (lenient), whether a retry is safe, the cache lifetime,
- * and what a successful call files its answer under or drops from the cache.
+ * One row per REST endpoint: the versions that serve it (docs/architecture.md, "Endpoint table and
+ * versions"), the version the gateway calls, how the body is encoded, the parameter schema (strict,
+ * converts gateway values to wire values), the response schema (lenient), whether a retry is safe,
+ * the cache lifetime, and what a successful call files its answer under or drops from the cache.
  * Adding an endpoint is adding a row.
  */
 
@@ -49,7 +49,7 @@ const LINKS: readonly Version[] = ['v1', 'v101'];
 
 const SHORT = 60_000;
 
-/** The longest stay the shopping view is asked about (hardening issue: longer ones ran 80 s upstream). */
+/** The longest stay the shopping view is asked about (longer ones ran 80 s upstream). */
 const MAX_STAY_NIGHTS = 366;
 
 /** Each date once: with two counts for one night, which the service keeps is nobody's guess. */

@@ -4,7 +4,7 @@ import { Temporal } from 'temporal-polyfill';
 import { ISO_COUNTRY_NAMES } from './iso-country-names.ts';
 
 /**
- * The service's formats ⇄ ISO 8601 (upstream contract, "Dates in responses"). Every converter
+ * The service's formats ⇄ ISO 8601 (docs/upstream.md, "Formats and time zones"). Every converter
  * rejects what it cannot read with a FormatError naming the value.
  */
 export class FormatError extends Error {
@@ -98,7 +98,7 @@ export const fromUpstreamDate = memo(function fromUpstreamDate(text: string): st
 /**
  * `dd-Mon-yyyy h:mm am|pm` on the wall clock of `zone` → ISO 8601 with offset. A wall time that
  * occurs twice is the earlier instant; one that does not exist moves forward by the gap
- * (Temporal's "compatible" disambiguation, as the contract says). ISO input passes through.
+ * (Temporal's "compatible" disambiguation, as docs/upstream.md says). ISO input passes through.
  */
 export const fromUpstreamTimestamp = memo(function fromUpstreamTimestamp(text: string, zone: string): string {
   const t = text.trim();

@@ -7,7 +7,7 @@ import type { TokenManager } from './tokens.ts';
 export interface ReadinessOptions {
   tokens: TokenManager;
   breaker: Breaker;
-  /** How long `ready` may take (architecture, "Readiness": within a second). */
+  /** How long `ready` may take (docs/architecture.md, "Readiness": within a second). */
   answerWithinMs?: number;
   /** At most one authenticate this often on readiness' behalf, so health checks spend no budget. */
   authenticateEveryMs?: number;

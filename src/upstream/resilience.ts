@@ -19,7 +19,7 @@ const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'netwo
 /**
  * The breaker of one upstream origin: it opens only when the service is really down, after 20
  * consecutive failures or over 90 % failures among at least 30 calls in 10 s, and lets a probe
- * through after 5 s (architecture, "Resilience"), so a flaky service is retried through.
+ * through after 5 s (docs/architecture.md, "Resilience"), so a flaky service is retried through.
  */
 export function createBreaker(halfOpenAfterMs = 5_000): Breaker {
   const consecutive = circuitBreaker(handleWhen(isOutage), { halfOpenAfter: halfOpenAfterMs, breaker: new ConsecutiveBreaker(20) });

@@ -71,7 +71,7 @@ export class Transport {
   }
 }
 
-/** Form encoding of the contract: booleans as true/false, numbers in decimal, objects as JSON. */
+/** Form encoding (docs/upstream.md, "Transport"): booleans as true/false, numbers in decimal, objects as JSON. */
 function encodeForm(params: Record<string, unknown>): string {
   const form = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {

@@ -9,7 +9,7 @@ const serverPath = redisServerOrSkip();
 const EVENT = 5002;
 
 /**
- * Issue 12's change feeds, as deployed: three gateway processes on one Redis and one emulator.
+ * The change feeds across replicas, as deployed: three gateway processes on one Redis and one emulator.
  * One of them polls an event for the subscribers of all three; when it dies, another goes on from
  * where it stopped.
  */

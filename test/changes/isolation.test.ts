@@ -6,7 +6,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { book, listen, subscribeSse, subscribeWs, until, wsClient, type Subscriber } from '../helpers/subscriptions.ts';
 
 /*
- * Issue 11: a subscriber sees only its own licensee's events, and WebSocket connections are
+ * A subscriber sees only its own licensee's events, and WebSocket connections are
  * authenticated as HTTP requests are (init payload or upgrade headers).
  */
 let t: TestGateway;

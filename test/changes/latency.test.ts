@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { book, listen, subscribeSse, until } from '../helpers/subscriptions.ts';
 
-// Issue 11's bound: with CHANGES_POLL_INTERVAL_MS=1000 a booking reaches an SSE subscriber in under 3 s.
+// The bound: with CHANGES_POLL_INTERVAL_MS=1000 a booking reaches an SSE subscriber in under 3 s.
 let t: TestGateway;
 let server: Awaited<ReturnType<typeof listen>>;
 beforeAll(async () => {

@@ -4,8 +4,8 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { advanceClock, book, listen, subscribeSse, subscribeWs, until, wsClient, type Subscriber } from '../helpers/subscriptions.ts';
 
 /*
- * Issue 11's acceptance tests of `reservationChanged`, against the emulator's bookings control,
- * over a real port: GraphQL over SSE and graphql-ws.
+ * `reservationChanged` as a client sees it (README, "Live reservation changes"), against the
+ * emulator's bookings control, over a real port: GraphQL over SSE and graphql-ws.
  */
 const INTERVAL_MS = 200;
 let t: TestGateway;

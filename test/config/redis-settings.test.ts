@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/environment.ts';
 import { openRedis, redactRedisUrl, RedisUnreachableError } from '../../src/redis/connection.ts';
 
-/** Issue 12: REDIS_URL was refused as "not in this version"; it and its companions are read and checked now. */
+/** Fault: REDIS_URL was refused as "not in this version"; it and its companions are read and checked now. */
 describe('Redis settings', () => {
   it('reads REDIS_URL (rediss:// with a password too), REDIS_PREFIX and REDIS_FALLBACK_SHARE, with their defaults', () => {
     expect(loadConfig({}).redis).toBeUndefined();

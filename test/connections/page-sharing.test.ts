@@ -2,8 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * Issue 10, S6: every operation read fresh upstream pages and a fresh page count, even when fifty
- * users read the same first pages of the same events at once (656 calls for 379 pages served).
+ * Fault (the benchmark's frontend session): every operation read fresh upstream pages and a fresh
+ * page count, even when fifty users read the same first pages of the same events at once (656
+ * calls for 379 pages served).
  * Pages of paged lists and their page counts are now kept for a few seconds (UPSTREAM_PAGE_TTL_MS)
  * per licensee and filter, and our own writes drop them.
  */

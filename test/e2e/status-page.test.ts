@@ -4,7 +4,7 @@ import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../help
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
- * Issue 11: the status page in headless Chromium while a load runs. Its chart draws, its numbers
+ * The status page in headless Chromium while a load runs. Its chart draws, its numbers
  * are those of /metrics, and its screenshot is the README's (docs/images/status.png). Without a
  * browser the suite is skipped with an install hint; under REQUIRE_BROWSER=1 it fails instead.
  */

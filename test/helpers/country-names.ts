@@ -1,5 +1,5 @@
 /**
- * What a country may be given as, "in the emulator and in the gateway alike" (hardening issue):
+ * What a country may be given as, in the emulator and in the gateway alike:
  * one table both sides are tested against, each with its own function (the emulator's toAlpha2, the
  * gateway's toCountryCode), so neither can drift from the other unseen.
  */

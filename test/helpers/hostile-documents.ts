@@ -1,5 +1,5 @@
 /**
- * The hostile documents of the hardening issue: each must be refused before any upstream call and
+ * Hostile documents: each must be refused before any upstream call and
  * fast (the limits' tests check the refusal; `npm run bench -- hostile` measures how fast). Every
  * one of them took the gateway down, spent the budget or blocked the event loop before.
  */

@@ -24,7 +24,7 @@ export async function emulatorAndClient(emulatorOptions: EmulatorOptions = {}, c
   return { emulator, client: clientFor(emulator, clientOptions) };
 }
 
-/** Calls the emulator's control surface over HTTP (upstream contract: /_emulator/…). */
+/** Calls the emulator's control surface over HTTP (/_emulator/…, docs/upstream.md). */
 export async function control(emulator: Emulator, action: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${emulator.url}/_emulator/${action}`, {
     method: body === undefined && action === 'requests' ? 'GET' : 'POST',

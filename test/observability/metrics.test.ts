@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /*
- * Issue 11: /metrics in Prometheus' text format. After a known set of operations, the upstream
+ * /metrics in Prometheus' text format. After a known set of operations, the upstream
  * request counts it shows equal the emulator's log; nothing secret or personal is in it.
  */
 let t: TestGateway;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /*
- * Issue 11: OpenTelemetry traces (here into the in-memory exporter): a span per operation and per
+ * OpenTelemetry traces (here into the in-memory exporter): a span per operation and per
  * upstream request, with endpoint, version, status and attempt, and nothing secret or personal.
  */
 const exporter = new InMemorySpanExporter();

@@ -11,7 +11,7 @@ describe('large operations run a few at a time', () => {
     expect(largestWindow(parse('{ list { x } }'), {})).toBe(0);
   });
 
-  // Fault (issue 10): fifty 1000-record operations at once all held their results in memory at
+  // Fault (docs/benchmarks.md): fifty 1000-record operations at once all held their results in memory at
   // once (850 MiB peak) and none finished sooner for it, the work being CPU-bound.
   it('holds large operations beyond the permits until one finishes, and never holds small ones', async () => {
     let running = 0;

@@ -269,7 +269,7 @@ describe('generated operations', () => {
   }, 120_000);
 });
 
-// Fault (issue 9): `_entities` was not counted at all, so a federation gateway's references could
+// Fault: `_entities` was not counted at all, so a federation gateway's references could
 // spend the licensee's budget unchecked; the estimate now counts them by type from `representations`.
 describe('_entities', () => {
   const ENTITIES = parse(`query ($representations: [_Any!]!) {

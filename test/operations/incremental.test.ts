@@ -5,7 +5,7 @@ import { faultsSchema } from '../../src/emulator/faults.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * @defer and @stream (issue 10, "Large lists"): S5's walk of event 5001's 25,600 reservations as
+ * @defer and @stream (docs/architecture.md, "Large lists"): a walk of event 5001's 25,600 reservations as
  * one query whose edges are streamed page by page over multipart/mixed.
  */
 const WALK = '{ event(eventId: 5001) { reservations(first: 25600) { edges @stream(initialCount: 0) { cursor node { reservationNumber } } } } }';

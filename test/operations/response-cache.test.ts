@@ -10,7 +10,7 @@ import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * The response cache (issue 10): whole answers kept per licensee and client scopes, for the
+ * The response cache (docs/architecture.md, "Response cache"): whole answers kept per licensee and client scopes, for the
  * lifetime of their shortest-lived type, dropped by our own mutations, served only after every
  * check a request must pass. Two licensees: acme (1001, events 5001–5003) and globex (2002, events
  * 6001–6002), each with a read client (-web) and a read/write client (-ops).

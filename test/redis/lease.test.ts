@@ -6,7 +6,7 @@ import { findRedisServer, redisServerOrSkip, REDIS_INSTALL_HINT, startRedis, typ
 
 const serverPath = redisServerOrSkip();
 
-/** The pieces the change feeds (issue 11) need across replicas: one poller (a lease), every subscriber served (a fan-out). */
+/** The pieces the change feeds need across replicas: one poller (a lease), every subscriber served (a fan-out). */
 describe.skipIf(!serverPath)('Redis lease and fan-out', () => {
   let redis: TestRedis;
   let a: RedisConnection;

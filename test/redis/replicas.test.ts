@@ -15,7 +15,7 @@ const WINDOW_MS = 4_000;
 const BUDGET = Math.floor(LIMIT * 0.95);
 const RESERVATION = 'query ($n: Int!) { event(eventId: 5002) { reservation(reservationNumber: $n) { reservationNumber } } }';
 
-/** Issue 12's acceptance: three gateway processes on one Redis and one emulator behave as one budget and one token. */
+/** Three gateway processes on one Redis and one emulator behave as one budget and one token. */
 describe.skipIf(!serverPath)('three replicas on one Redis', () => {
   let redis: TestRedis;
   let emulator: Emulator;

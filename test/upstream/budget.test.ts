@@ -73,8 +73,9 @@ describe('RateBudget', () => {
     return { started, slots, outcomes };
   }
 
-  // Fault (issue 10, S6): a call whose slot could not come before its deadline waited the whole
-  // deadline out (15 s) to be refused; it is refused at once, with the time its slot would come.
+  // Fault (seen in the benchmark's frontend session under the real rate limit): a call whose slot
+  // could not come before its deadline waited the whole deadline out (15 s) to be refused; it is
+  // refused at once, with the time its slot would come.
   it('refuses at once a call whose place in the queue cannot come before its deadline, with the seconds until it would', async () => {
     const budget = new RateBudget({ limit: 3, windowMs: 2_500, margin: 0 });
     const t0 = Date.now();

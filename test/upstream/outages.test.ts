@@ -6,7 +6,7 @@ import { startGateway } from '../helpers/gateway.ts';
 import { clientFor, control, LICENSEE_1001, LICENSEE_2002, requestsTo, settle, startStub, type StubService } from '../helpers/upstream.ts';
 
 /**
- * The outages of the hardening issue, each against the emulator over real HTTP, driven through its
+ * Outages of the service, each against the emulator over real HTTP, driven through its
  * /_emulator/ control surface (faults, revoke-tokens, variations) and counted in its request log.
  */
 
@@ -59,13 +59,13 @@ describe('breaker deadlock', () => {
     const { ok, errors } = await settle(Array.from({ length: 5 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 + i })));
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(5);
-    expect(Date.now() - started).toBeLessThan(5_000); // the issue's bound: the call's deadline
+    expect(Date.now() - started).toBeLessThan(5_000); // the bound: the call's deadline
     expect((await authenticates()) - before).toBe(1);
   }, 30_000);
 });
 
 describe('429 without Retry-After', () => {
-  // The issue's acceptance over real HTTP, so it sleeps through the real 1 + 2 + 4 s backoff; the
+  // Over real HTTP, so it sleeps through the real 1 + 2 + 4 s backoff; the
   // backoff itself (1 s, 2 s, 4 s, one probe at a time) is pinned on a fake clock in budget.test.ts.
   it('after three bare 429s the next query succeeds within 10 s, not after a whole 60 s window', async () => {
     const client = open({ rateWindowMs: 60_000, deadlineMs: 15_000 });
@@ -81,7 +81,7 @@ describe('429 without Retry-After', () => {
     const started = Date.now();
     const next = await client.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
     expect(next.eventId).toBe(5003);
-    expect(Date.now() - started).toBeLessThan(10_000); // the issue's bound
+    expect(Date.now() - started).toBeLessThan(10_000); // within 10 s, not a whole window
     expect((await first).eventId).toBe(5002);
   }, 30_000);
 });

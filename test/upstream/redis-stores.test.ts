@@ -14,7 +14,7 @@ import { until } from '../helpers/subscriptions.ts';
 const serverPath = redisServerOrSkip();
 
 /**
- * Issue 12: replicas that each kept their own budget, token and cache (the memory stores) sent
+ * Fault: replicas that each kept their own budget, token and cache (the memory stores) sent
  * N times the budget, authenticated N times and served each other's stale answers. Here two
  * "replicas" (separate connections and stores) share one Redis, and must behave as one.
  */

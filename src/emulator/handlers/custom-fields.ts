@@ -21,7 +21,7 @@ export const customFieldRoutes: Route[] = [
   {
     name: 'getcustomfields',
     versions: V102,
-    // Listed as required by the specification, whose text describes its absence: not an error.
+    // The service lists it as required, yet describes what a call without it answers: not an error.
     params: { eventId: { type: 'int' } },
     listName: 'customFields',
     handle(ctx) {

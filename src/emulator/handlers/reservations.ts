@@ -51,7 +51,7 @@ type Filters = {
   modifiedAfterDate?: number;
 };
 
-/** String filters are case-insensitive exact matches (upstream contract). */
+/** String filters are case-insensitive exact matches (docs/upstream.md, "Endpoints and versions"). */
 const same = (value: string | null, wanted: string | undefined) =>
   wanted === undefined || (value !== null && value.toLowerCase() === wanted.toLowerCase());
 

@@ -8,8 +8,9 @@ import { FALLBACK_TTL, type CachedType } from './ttls.ts';
 import { CHANGED_BY_MUTATION } from './writes.ts';
 
 /**
- * The response cache (issue 10): whole answers kept per licensee and client scopes, for the
- * lifetime of the shortest-lived type they hold (ttls.ts), dropped by our own mutations (writes.ts).
+ * The response cache (docs/architecture.md, "Response cache"): whole answers kept per licensee and
+ * client scopes, for the lifetime of the shortest-lived type they hold (ttls.ts), dropped by our
+ * own mutations (writes.ts).
  *
  * Built on @envelop/response-cache rather than Yoga's wrapper of it: the wrapper serves a hit
  * while reading the request's parameters, before the document is validated (query limits), the

@@ -1,7 +1,7 @@
 /**
- * How long the response cache keeps an answer, by the types it contains (issue 10, "Response
- * cache"): the shortest lifetime among the types of an answer is the answer's. Read by config.ts
- * (RESPONSE_CACHE_TTLS), so this module imports nothing.
+ * How long the response cache keeps an answer, by the types it contains (README, "Caching"):
+ * the shortest lifetime among the types of an answer is the answer's. Read by
+ * config/environment.ts (RESPONSE_CACHE_TTLS), so this module imports nothing.
  */
 
 const MINUTE = 60_000;

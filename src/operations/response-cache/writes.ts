@@ -1,11 +1,11 @@
 import type { CachedType } from './ttls.ts';
 
 /**
- * What each mutation may change, as the types of the cached answers to drop once it ran (issue 10:
- * "invalidated by our own mutations"). Dropping by type drops every answer holding one of them or
- * an empty list of them, so a new custom field appears in `customFields` at once; it also covers
- * what a mutation changes without returning it (a value set on a reservation the payload does not
- * select, pickup that returns only a count). A test checks that every mutation is listed here.
+ * What each mutation may change, as the types of the cached answers to drop once it ran. Dropping
+ * by type drops every answer holding one of them or an empty list of them, so a new custom field
+ * appears in `customFields` at once; it also covers what a mutation changes without returning it
+ * (a value set on a reservation the payload does not select, pickup that returns only a count).
+ * A test checks that every mutation is listed here.
  */
 export const CHANGED_BY_MUTATION: Readonly<Record<string, readonly CachedType[]>> = {
   // With updateReservation the attendee's reservations take the new contact details.
