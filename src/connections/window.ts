@@ -5,7 +5,7 @@ import { resumePosition } from './seek.ts';
 import { pageOf, readStretch, type PositionedRecord } from './stretch.ts';
 import { streamWindow } from './streamed-window.ts';
 
-// The cost estimate (operations/cost.ts) reads the page size and the most pages a seek reads from here.
+// The cost estimate's rules (schema/cost.ts) read the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
 export { MAX_SEEK_PAGES } from './seek.ts';
 

@@ -2,6 +2,7 @@ import { upsertAttendee } from '../resolvers/attendee.ts';
 import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
 import { builder } from './builder.ts';
+import { attendeeReservations, costs, costsNothing, oneWrite } from './cost.ts';
 import { AttendeeRef, idPart, idTextParts, isNode, ReservationConnection, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
@@ -24,14 +25,15 @@ builder.node(AttendeeRef, {
   // The service has no attendee read: the id is the attendee's whole identity, answered without a call.
   loadOne: (key) => key,
   fields: (t) => ({
-    attendeeId: t.exposeString('attendeeId', { description: 'The registration system’s attendee id.' }),
-    registrationEventId: t.exposeString('registrationEventId', { description: 'The registration system’s event id (not the service’s eventId).' }),
+    attendeeId: t.exposeString('attendeeId', { description: 'The registration system’s attendee id.', ...costsNothing }),
+    registrationEventId: t.exposeString('registrationEventId', { description: 'The registration system’s event id (not the service’s eventId).', ...costsNothing }),
     reservations: t.connection(
       {
         type: ReservationRef,
         description:
           'Reservations of one event linked to this attendee: upstream filters by attendeeId, and the gateway keeps those of this attendee’s registrationEventId (an attendee’s reservations are few, so totalCount is exact).',
         args: { eventId: t.arg.int({ required: true, description: 'The service’s event to look in.' }) },
+        ...costs(attendeeReservations),
         resolve: (a, args, ctx, info) => listAttendeeReservations(ctx, a, args.eventId, reservationFlags(info, ['edges', 'node']), args) as never,
       },
       ReservationConnection,
@@ -66,8 +68,8 @@ const UpsertAttendeePayload = builder
   .implement({
     description: 'The attendee written.',
     fields: (t) => ({
-      attendee: t.field({ type: AttendeeRef, description: 'The attendee.', resolve: (p) => p.attendee }),
-      created: t.exposeBoolean('created', { nullable: true, description: 'True when a new record was made, false when an existing one was updated.' }),
+      attendee: t.field({ type: AttendeeRef, description: 'The attendee.', ...costsNothing, resolve: (p) => p.attendee }),
+      created: t.exposeBoolean('created', { nullable: true, description: 'True when a new record was made, false when an existing one was updated.', ...costsNothing }),
     }),
   });
 
@@ -77,6 +79,7 @@ builder.mutationField('upsertAttendee', (t) =>
     description:
       'Creates or updates the attendee identified by attendeeId and registrationEventId, to pre-fill the reservation form. The service removes attendee data 90 days after the attached event ended or the record was last updated.',
     args: { input: t.arg({ type: UpsertAttendeeInput, required: true, description: 'The attendee.' }) },
+    ...costs(oneWrite),
     resolve: (_root, args, ctx) => upsertAttendee(ctx, args.input),
   }),
 );

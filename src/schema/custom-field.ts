@@ -4,6 +4,7 @@ import { getReservation } from '../resolvers/reservation.ts';
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, customFieldList, oncePerEvent, oneWrite, reservationOfValue } from './cost.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { reservationFlags } from './selection.ts';
@@ -20,11 +21,11 @@ builder.node(CustomFieldRef, {
   isTypeOf: isNode('CustomField'),
   loadOne: (customFieldId, ctx) => (customFieldId === null ? null : getCustomField(ctx, customFieldId)),
   fields: (t) => ({
-    customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the field.' }),
-    eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.' }),
-    event: t.field({ type: EventRef, nullable: true, description: 'That event.', resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)) }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (f) => f.raw }),
+    customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the field.', ...costsNothing }),
+    eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.', ...costsNothing }),
+    event: t.field({ type: EventRef, nullable: true, description: 'That event.', ...costs(oncePerEvent), resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)) }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (f) => f.raw }),
   }),
 });
 
@@ -33,6 +34,7 @@ builder.queryField('customFields', (t) =>
     type: [CustomFieldRef],
     description: 'Custom fields of one event, or without eventId every field of every event.',
     args: { eventId: t.arg.int({ required: false, description: 'Only the fields restricted to this event.' }) },
+    ...costs(customFieldList),
     resolve: (_root, args, ctx) => listCustomFields(ctx, args.eventId),
   }),
 );
@@ -47,7 +49,7 @@ const CreateCustomFieldInput = builder.inputType('CreateCustomFieldInput', {
 
 const CreateCustomFieldPayload = builder.objectRef<{ customField: Awaited<ReturnType<typeof createCustomField>> }>('CreateCustomFieldPayload').implement({
   description: 'The custom field created.',
-  fields: (t) => ({ customField: t.field({ type: CustomFieldRef, description: 'The new field.', resolve: (p) => p.customField }) }),
+  fields: (t) => ({ customField: t.field({ type: CustomFieldRef, description: 'The new field.', ...costsNothing, resolve: (p) => p.customField }) }),
 });
 
 builder.mutationField('createCustomField', (t) =>
@@ -55,6 +57,7 @@ builder.mutationField('createCustomField', (t) =>
     type: CreateCustomFieldPayload,
     description: 'Creates a custom field. Each call creates a new one, even with a name in use; after a failure whose outcome is unknown it is not repeated.',
     args: { input: t.arg({ type: CreateCustomFieldInput, required: true, description: 'The field.' }) },
+    ...costs(oneWrite),
     resolve: async (_root, args, ctx) => ({ customField: await createCustomField(ctx, args.input) }),
   }),
 );
@@ -74,12 +77,13 @@ const SetCustomFieldValueInput = builder.inputType('SetCustomFieldValueInput', {
 const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldValuePayload').implement({
   description: 'The value registered.',
   fields: (t) => ({
-    customFieldId: t.exposeInt('customFieldId', { description: 'The custom field.' }),
-    value: t.exposeString('value', { description: 'The value.' }),
+    customFieldId: t.exposeInt('customFieldId', { description: 'The custom field.', ...costsNothing }),
+    value: t.exposeString('value', { description: 'The value.', ...costsNothing }),
     reservation: t.field({
       type: ReservationRef,
       nullable: true,
       description: 'The reservation, when the value was set on one and its event is known (from eventId or the field’s own event).',
+      ...costs(reservationOfValue),
       resolve: async (v, _args, ctx, info) => {
         if (v.reservationNumber == null) return null;
         const eventId = v.eventId ?? (await listCustomFields(ctx)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
@@ -90,6 +94,7 @@ const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldVa
       type: AttendeeRef,
       nullable: true,
       description: 'The attendee, when the value was set on one.',
+      ...costsNothing,
       resolve: (v) => (v.attendeeId && v.registrationEventId ? { attendeeId: v.attendeeId, registrationEventId: v.registrationEventId } : null),
     }),
   }),
@@ -100,6 +105,7 @@ builder.mutationField('setCustomFieldValue', (t) =>
     type: SetCustomFieldValuePayload,
     description: 'Registers a custom field’s value on a reservation or an attendee; setting it again replaces it.',
     args: { input: t.arg({ type: SetCustomFieldValueInput, required: true, description: 'The value and where it goes.' }) },
+    ...costs(oneWrite),
     resolve: (_root, args, ctx) => setCustomFieldValue(ctx, args.input),
   }),
 );

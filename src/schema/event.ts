@@ -7,6 +7,7 @@ import { idNumbers } from '../resolvers/ids.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, eventById, eventsByIds, listPerEvent, oncePerEvent, oneCall, pagedPerEvent } from './cost.ts';
 import { ShoppingViewScope } from './enums.ts';
 import { HotelFilter, hotelOf } from './hotel.ts';
 import { ReservationFilter } from './reservation.ts';
@@ -39,24 +40,26 @@ builder.node(EventRef, {
   loadOne: (eventId, ctx) => (eventId === null ? null : getEvent(ctx, eventId)),
   isTypeOf: isNode('Event'),
   fields: (t) => ({
-    eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the event.' }),
-    city: t.exposeString('city', { nullable: true, description: 'City where the event takes place.' }),
-    state: t.exposeString('state', { nullable: true, description: 'State or province.' }),
-    address: t.exposeString('address', { nullable: true, description: 'Street address of the venue.' }),
-    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.' }),
-    startDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event starts.', resolve: (e) => e.startDate ?? null }),
-    endDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event ends.', resolve: (e) => e.endDate ?? null }),
-    cutOffDate: t.field({ type: 'DateTime', nullable: true, description: 'Cut-off: after it the room block is released and hotels leave the shopping view.', resolve: (e) => e.cutOffDate ?? null }),
+    eventId: t.exposeInt('eventId', { description: 'The service’s event identifier.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the event.', ...costsNothing }),
+    city: t.exposeString('city', { nullable: true, description: 'City where the event takes place.', ...costsNothing }),
+    state: t.exposeString('state', { nullable: true, description: 'State or province.', ...costsNothing }),
+    address: t.exposeString('address', { nullable: true, description: 'Street address of the venue.', ...costsNothing }),
+    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.', ...costsNothing }),
+    startDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event starts.', ...costsNothing, resolve: (e) => e.startDate ?? null }),
+    endDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event ends.', ...costsNothing, resolve: (e) => e.endDate ?? null }),
+    cutOffDate: t.field({ type: 'DateTime', nullable: true, description: 'Cut-off: after it the room block is released and hotels leave the shopping view.', ...costsNothing, resolve: (e) => e.cutOffDate ?? null }),
     groupCodes: t.field({
       type: [GroupCodeRef],
       description: 'All group codes of the event: each opens a sub-block of special inventory.',
+      ...costs(listPerEvent),
       resolve: (e, _args, ctx) => listGroupCodes(ctx, e.eventId),
     }),
     hotels: t.field({
       type: [HotelRef],
       description: 'Hotels assigned to the event. All hotel lookups of an event in one operation share one upstream call.',
       args: { filter: t.arg({ type: HotelFilter, required: false, description: 'Keeps only the hotels matching every given criterion.' }) },
+      ...costs(listPerEvent),
       resolve: (e, args, ctx, info) => listHotels(ctx, e.eventId, wantsPartnerview(info), args.filter),
     }),
     hotel: t.field({
@@ -64,11 +67,13 @@ builder.node(EventRef, {
       nullable: true,
       description: 'One hotel of the event; null when the event has no such hotel.',
       args: { hotelId: t.arg.int({ required: true, description: 'The service’s hotel identifier.' }) },
+      ...costs(oncePerEvent),
       resolve: (e, args, ctx, info) => hotelOf(ctx, info, e.eventId, args.hotelId),
     }),
     pickup: t.field({
       type: [RoomPickupRef],
       description: 'Room pickup of the event by hotel, room type and night.',
+      ...costs(listPerEvent),
       resolve: (e, _args, ctx) => listPickup(ctx, e.eventId),
     }),
     shoppingViewHotels: t.field({
@@ -81,6 +86,7 @@ builder.node(EventRef, {
         scope: t.arg({ type: ShoppingViewScope, required: false, defaultValue: 'full', description: 'How much of each hotel to return.' }),
         showPastCutoff: t.arg.boolean({ required: false, defaultValue: false, description: 'Also include hotels past their cut-off.' }),
       },
+      ...costs(listPerEvent),
       resolve: (e, args, ctx) => listShoppingViewHotels(ctx, e.eventId, args),
     }),
     reservations: t.connection(
@@ -89,6 +95,7 @@ builder.node(EventRef, {
         description:
           'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: the edges then arrive page by page, the first before the last page is read (`pageInfo` and `totalCount` still wait for the whole window: put them in a `@defer` fragment).',
         args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
+        ...costs(pagedPerEvent),
         resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, { streamed: streamsEdges(info) }) as never,
       },
       ReservationConnection,
@@ -98,17 +105,20 @@ builder.node(EventRef, {
       nullable: true,
       description: 'One reservation of the event by its number; null when there is none.',
       args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
+      ...costs(oncePerEvent),
       resolve: (e, args, ctx, info) => getReservation(ctx, e.eventId, args.reservationNumber, reservationFlags(info, [])),
     }),
     questions: t.field({
       type: [EventQuestionRef],
       description: 'Questions asked during reservation: the event’s own, then the licensee’s default questions.',
+      ...costs(listPerEvent),
       resolve: (e, _args, ctx) => listQuestions(ctx, e.eventId),
     }),
     attendeeAnswers: t.connection(
       {
         type: AttendeeAnswerRef,
         description: 'Answers attendees gave during reservation, by reservation number then question.',
+        ...costs(pagedPerEvent),
         resolve: (e, args, ctx) => listAnswers(ctx, e.eventId, args) as never,
       },
       AttendeeAnswerConnection,
@@ -116,9 +126,10 @@ builder.node(EventRef, {
     customFields: t.field({
       type: [CustomFieldRef],
       description: 'Custom fields restricted to this event.',
+      ...costs(listPerEvent),
       resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (e) => e.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (e) => e.raw }),
   }),
 });
 
@@ -128,6 +139,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One event by its id; null when the event does not exist for this licensee.',
     args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
+    ...costs(eventById),
     resolve: (_root, args, ctx) => getEvent(ctx, args.eventId),
   }),
   events: t.field({
@@ -135,6 +147,7 @@ builder.queryFields((t) => ({
     nullable: { list: false, items: true },
     description: 'Several events, in the order of eventIds, null for unknown ones. The service cannot list events: name the ones you want.',
     args: { eventIds: t.arg.intList({ required: true, description: 'Event identifiers (at most 100).' }) },
+    ...costs(eventsByIds),
     resolve: (_root, args, ctx) => listEvents(ctx, args.eventIds),
   }),
   groupCodeLink: t.string({
@@ -146,12 +159,14 @@ builder.queryFields((t) => ({
       attendeeId: t.arg.string({ required: true, description: 'The attendee whose data pre-fills the form (the registration system’s id).' }),
       registrationEventId: t.arg.string({ required: true, description: 'The registration system’s event id of that attendee.' }),
     },
+    ...costs(oneCall),
     resolve: (_root, args, ctx) => groupCodeLink(ctx, args),
   }),
   editReservationLink: t.string({
     nullable: true,
     description: 'Link to edit a reservation; null for an unknown reservation.',
     args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
+    ...costs(oneCall),
     resolve: (_root, args, ctx) => editReservationLink(ctx, args.reservationNumber),
   }),
 }));

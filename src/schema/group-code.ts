@@ -1,6 +1,7 @@
 import { getGroupCode } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, hotelOfEvent } from './cost.ts';
 import { internalOnly } from './federation.ts';
 import { hotelOf } from './hotel.ts';
 import { GroupCodeRef, HotelRef, idPart, idTextParts, isNode, rawDescription } from './refs.ts';
@@ -11,19 +12,20 @@ builder.node(GroupCodeRef, {
   isTypeOf: isNode('GroupCode'),
   loadOne: (key, ctx) => (key === null ? null : getGroupCode(ctx, key.eventId, key.groupCode)),
   fields: (t) => ({
-    code: t.exposeString('groupCode', { description: 'The code attendees enter.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the group.' }),
+    code: t.exposeString('groupCode', { description: 'The code attendees enter.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the group.', ...costsNothing }),
     hotel: t.field({
       type: HotelRef,
       nullable: true,
       description: 'The hotel of the sub-block.',
+      ...costs(hotelOfEvent),
       resolve: (g, _args, ctx, info) => hotelOf(ctx, info, g.eventId, g.hotelId),
     }),
-    subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.' }),
-    startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', resolve: (g) => g.startDate ?? null }),
-    endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', resolve: (g) => g.endDate ?? null }),
-    rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.' }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (g) => g.raw }),
+    subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.', ...costsNothing }),
+    startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', ...costsNothing, resolve: (g) => g.startDate ?? null }),
+    endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', ...costsNothing, resolve: (g) => g.endDate ?? null }),
+    rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.', ...costsNothing }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (g) => g.raw }),
   }),
 });
 

@@ -5,6 +5,7 @@ import { idNumbers } from '../resolvers/ids.ts';
 import { resolveHotelReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { costsNothing } from './cost.ts';
 import { HotelStatus, known } from './enums.ts';
 import { HotelRef, isNode, rawDescription } from './refs.ts';
 import { wantsPartnerview } from './selection.ts';
@@ -42,21 +43,23 @@ builder.node(HotelRef, {
     return eventId === undefined || hotelId === undefined ? null : getHotel(ctx, eventId, hotelId, false);
   },
   fields: (t) => ({
-    eventId: t.exposeInt('eventId', { description: 'The event this hotel is assigned to.' }),
-    hotelId: t.exposeInt('hotelId', { description: 'The service’s hotel identifier.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.' }),
-    address: t.exposeString('address', { nullable: true, description: 'Street address.' }),
-    city: t.exposeString('city', { nullable: true, description: 'City.' }),
-    state: t.exposeString('state', { nullable: true, description: 'State or province.' }),
-    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.' }),
-    country: t.exposeString('country', { nullable: true, description: 'Country.' }),
-    phone: t.exposeString('phone', { nullable: true, description: 'Phone number.' }),
-    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', resolve: (h) => known(['enabled', 'disabled'] as const, h.status) }),
-    starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),
-    distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.' }),
+    eventId: t.exposeInt('eventId', { description: 'The event this hotel is assigned to.', ...costsNothing }),
+    hotelId: t.exposeInt('hotelId', { description: 'The service’s hotel identifier.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.', ...costsNothing }),
+    address: t.exposeString('address', { nullable: true, description: 'Street address.', ...costsNothing }),
+    city: t.exposeString('city', { nullable: true, description: 'City.', ...costsNothing }),
+    state: t.exposeString('state', { nullable: true, description: 'State or province.', ...costsNothing }),
+    zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.', ...costsNothing }),
+    country: t.exposeString('country', { nullable: true, description: 'Country.', ...costsNothing }),
+    phone: t.exposeString('phone', { nullable: true, description: 'Phone number.', ...costsNothing }),
+    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', ...costsNothing, resolve: (h) => known(['enabled', 'disabled'] as const, h.status) }),
+    starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.', ...costsNothing }),
+    distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.', ...costsNothing }),
     partnerHotelId: t.string({
       nullable: true,
       description: 'The partner system’s identifier of the hotel (asked of the service only when selected).',
+      // Asked with the hotel list that brought the hotel; the one call more of a hotel reached by id is `node`'s.
+      ...costsNothing,
       resolve: async (h, _args, ctx) => {
         if (h.partnerHotelId !== undefined) return h.partnerHotelId;
         // Reached without partnerview (a lookup by global id): ask once for the event's hotels with it.
@@ -64,6 +67,6 @@ builder.node(HotelRef, {
         return withIds.find((x) => x.hotelId === h.hotelId)?.partnerHotelId ?? null;
       },
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (h) => h.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (h) => h.raw }),
   }),
 });

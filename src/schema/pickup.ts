@@ -1,5 +1,6 @@
 import { recordActualizedPickup } from '../resolvers/pickup.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, oneWrite } from './cost.ts';
 
 const ActualizedNightInput = builder.inputType('ActualizedNightInput', {
   description: 'Actual rooms picked up on one night.',
@@ -20,7 +21,7 @@ const RecordActualizedPickupInput = builder.inputType('RecordActualizedPickupInp
 
 const RecordActualizedPickupPayload = builder.objectRef<{ stored: number }>('RecordActualizedPickupPayload').implement({
   description: 'What was stored.',
-  fields: (t) => ({ stored: t.exposeInt('stored', { description: 'Nights stored.' }) }),
+  fields: (t) => ({ stored: t.exposeInt('stored', { description: 'Nights stored.', ...costsNothing }) }),
 });
 
 builder.mutationField('recordActualizedPickup', (t) =>
@@ -28,6 +29,7 @@ builder.mutationField('recordActualizedPickup', (t) =>
     type: RecordActualizedPickupPayload,
     description: 'Stores actual pickup numbers per hotel and night, which the service compares with its own; a later record for a night replaces the earlier.',
     args: { input: t.arg({ type: RecordActualizedPickupInput, required: true, description: 'The numbers.' }) },
+    ...costs(oneWrite),
     resolve: (_root, args, ctx) => recordActualizedPickup(ctx, args.input),
   }),
 );

@@ -4,6 +4,7 @@ import { getReservation } from '../resolvers/reservation.ts';
 import { resolveQuestionReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, defaultQuestionList, oncePerEvent, oneWrite, reservationOfEach } from './cost.ts';
 import { known, QuestionType } from './enums.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, rawDescription, ReservationRef } from './refs.ts';
@@ -12,8 +13,8 @@ import { reservationFlags } from './selection.ts';
 const QuestionOption = builder.objectRef<{ value: string; label: string }>('QuestionOption').implement({
   description: 'One option of a select-box question.',
   fields: (t) => ({
-    value: t.exposeString('value', { description: 'The value recorded as the answer.' }),
-    label: t.exposeString('label', { description: 'The label shown.' }),
+    value: t.exposeString('value', { description: 'The value recorded as the answer.', ...costsNothing }),
+    label: t.exposeString('label', { description: 'The label shown.', ...costsNothing }),
   }),
 });
 
@@ -31,18 +32,19 @@ builder.node(EventQuestionRef, {
     return eventId === undefined || questionId === undefined ? null : getQuestion(ctx, eventId, questionId);
   },
   fields: (t) => ({
-    eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.' }),
-    questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.' }),
-    question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.' }),
-    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', resolve: (q) => known([1, 2] as const, q.type) }),
+    eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.', ...costsNothing }),
+    questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.', ...costsNothing }),
+    question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.', ...costsNothing }),
+    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', ...costsNothing, resolve: (q) => known([1, 2] as const, q.type) }),
     options: t.field({
       type: [QuestionOption],
       nullable: true,
       description: 'Options of a select box; null for a text area.',
+      ...costsNothing,
       resolve: (q: QuestionModel) => (q.options ? Object.entries(q.options as Record<string, string>).map(([value, label]) => ({ value, label })) : null),
     }),
-    enabled: t.exposeBoolean('enabled', { nullable: true, description: 'Whether the question is asked.' }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (q) => q.raw }),
+    enabled: t.exposeBoolean('enabled', { nullable: true, description: 'Whether the question is asked.', ...costsNothing }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (q) => q.raw }),
   }),
 });
 
@@ -53,19 +55,21 @@ AttendeeAnswerRef.implement({
       type: ReservationRef,
       nullable: true,
       description: 'The reservation it was given in.',
+      ...costs(reservationOfEach),
       resolve: (a, _args, ctx, info) => (a.reservationNumber == null ? null : getReservation(ctx, a.eventId, a.reservationNumber, reservationFlags(info, []))),
     }),
     attendee: t.field({
       type: AttendeeRef,
       nullable: true,
       description: 'The attendee, when the reservation is linked to one.',
+      ...costsNothing,
       resolve: (a) => (a.attendeeId && a.registrationEventId ? { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId } : null),
     }),
-    question: t.field({ type: EventQuestionRef, nullable: true, description: 'The question.', resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId) }),
-    questionId: t.exposeInt('questionId', { description: 'The question’s id.' }),
-    answer: t.exposeString('answer', { nullable: true, description: 'The answer (for a select box, the option’s value).' }),
-    answeredAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was given.', resolve: (a) => a.answeredDate ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (a) => a.raw }),
+    question: t.field({ type: EventQuestionRef, nullable: true, description: 'The question.', ...costs(oncePerEvent), resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId) }),
+    questionId: t.exposeInt('questionId', { description: 'The question’s id.', ...costsNothing }),
+    answer: t.exposeString('answer', { nullable: true, description: 'The answer (for a select box, the option’s value).', ...costsNothing }),
+    answeredAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was given.', ...costsNothing, resolve: (a) => a.answeredDate ?? null }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (a) => a.raw }),
   }),
 });
 
@@ -73,6 +77,7 @@ builder.queryField('defaultQuestions', (t) =>
   t.field({
     type: [EventQuestionRef],
     description: 'The licensee’s default questions, asked for all events.',
+    ...costs(defaultQuestionList),
     resolve: (_root, _args, ctx) => listQuestions(ctx, 0),
   }),
 );
@@ -99,7 +104,7 @@ const SaveEventQuestionInput = builder.inputType('SaveEventQuestionInput', {
 
 const SaveEventQuestionPayload = builder.objectRef<{ question: QuestionModel }>('SaveEventQuestionPayload').implement({
   description: 'The question saved.',
-  fields: (t) => ({ question: t.field({ type: EventQuestionRef, description: 'The question as registered.', resolve: (p) => p.question }) }),
+  fields: (t) => ({ question: t.field({ type: EventQuestionRef, description: 'The question as registered.', ...costsNothing, resolve: (p) => p.question }) }),
 });
 
 builder.mutationField('saveEventQuestion', (t) =>
@@ -107,6 +112,7 @@ builder.mutationField('saveEventQuestion', (t) =>
     type: SaveEventQuestionPayload,
     description: 'Registers a question for an event, or a default one (eventId 0).',
     args: { input: t.arg({ type: SaveEventQuestionInput, required: true, description: 'The question.' }) },
+    ...costs(oneWrite),
     resolve: async (_root, args, ctx) => ({ question: await saveEventQuestion(ctx, args.input) }),
   }),
 );

@@ -1,6 +1,7 @@
 import type { ReservationChange as ChangeModel } from '../changes/change.ts';
 import { subscribeReservationChanges } from '../resolvers/reservation-change.ts';
 import { builder } from './builder.ts';
+import { changeFeed, costs, costsNothing } from './cost.ts';
 import { ReservationStatus } from './enums.ts';
 import { ReservationRef } from './refs.ts';
 
@@ -17,9 +18,9 @@ const ReservationChange = builder.objectRef<ChangeModel>('ReservationChange').im
   description:
     'A reservation as it is after a change. The service keeps no history: two changes to one reservation between two polls arrive as one change, with its latest state.',
   fields: (t) => ({
-    kind: t.field({ type: ReservationChangeKind, description: 'What happened.', resolve: (change) => change.kind }),
-    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it changed, as the service records it (whole minutes).', resolve: (change) => change.modifiedAt }),
-    reservation: t.field({ type: ReservationRef, description: 'The reservation in its latest state.', resolve: (change) => change.reservation }),
+    kind: t.field({ type: ReservationChangeKind, description: 'What happened.', ...costsNothing, resolve: (change) => change.kind }),
+    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it changed, as the service records it (whole minutes).', ...costsNothing, resolve: (change) => change.modifiedAt }),
+    reservation: t.field({ type: ReservationRef, description: 'The reservation in its latest state.', ...costsNothing, resolve: (change) => change.reservation }),
   }),
 });
 
@@ -43,6 +44,7 @@ builder.subscriptionField('reservationChanged', (t) =>
       since: t.arg({ type: 'DateTime', description: 'Replay changes from this instant (for example the last `modifiedAt` received before a disconnect), then go live.' }),
       filter: t.arg({ type: ReservationChangeFilter, description: 'Only changes of reservations matching this.' }),
     },
+    ...costs(changeFeed),
     subscribe: (_root, args, ctx) => subscribeReservationChanges(ctx, args),
     // A failure (unknown event, `since` in the future) is the stream's last event: a GraphQL error.
     resolve: (event) => {

@@ -6,6 +6,7 @@ import { idNumbers } from '../resolvers/ids.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { hotelOf } from './hotel.ts';
@@ -44,36 +45,37 @@ export const ReservationFilter = builder.inputType('ReservationFilter', {
 export const NightlyRate = builder.objectRef<Rate>('NightlyRate').implement({
   description: 'The rate of one night.',
   fields: (t) => ({
-    date: t.field({ type: 'Date', nullable: true, description: 'The night.', resolve: (r) => r.date ?? null }),
-    amount: t.exposeFloat('amount', { nullable: true, description: 'The rate.' }),
-    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.' }),
+    date: t.field({ type: 'Date', nullable: true, description: 'The night.', ...costsNothing, resolve: (r) => r.date ?? null }),
+    amount: t.exposeFloat('amount', { nullable: true, description: 'The rate.', ...costsNothing }),
+    currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.', ...costsNothing }),
   }),
 });
 
 const Guest = builder.objectRef<{ firstName?: string | null; lastName?: string | null }>('Guest').implement({
   description: 'A guest staying in a room.',
   fields: (t) => ({
-    firstName: t.exposeString('firstName', { nullable: true, description: 'First name.' }),
-    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name.' }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'First name.', ...costsNothing }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Last name.', ...costsNothing }),
   }),
 });
 
 const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
   description: 'A room of a reservation.',
   fields: (t) => ({
-    roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.' }),
-    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
-    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
-    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', resolve: (r) => known(['active', 'cancelled'] as const, r.status) }),
-    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', resolve: (r) => r.arrivalDate ?? null }),
-    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', resolve: (r) => r.departureDate ?? null }),
-    occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.' }),
-    guests: t.field({ type: [Guest], description: 'Guests of the room.', resolve: (r) => r.guests }),
-    nightlyRates: t.field({ type: [NightlyRate], description: 'Rate of each night.', resolve: (r) => r.nightlyRates }),
+    roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.', ...costsNothing }),
+    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.', ...costsNothing }),
+    roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.', ...costsNothing }),
+    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', ...costsNothing, resolve: (r) => known(['active', 'cancelled'] as const, r.status) }),
+    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', ...costsNothing, resolve: (r) => r.arrivalDate ?? null }),
+    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', ...costsNothing, resolve: (r) => r.departureDate ?? null }),
+    occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.', ...costsNothing }),
+    guests: t.field({ type: [Guest], description: 'Guests of the room.', ...costsNothing, resolve: (r) => r.guests }),
+    nightlyRates: t.field({ type: [NightlyRate], description: 'Rate of each night.', ...costsNothing, resolve: (r) => r.nightlyRates }),
   }),
 });
 
-const contactField = (description: string) => ({ nullable: true as const, description });
+/** A contact detail: optional, and sent with the reservation (its flag is asked only when selected). */
+const contactField = (description: string) => ({ nullable: true as const, description, ...costsNothing });
 
 const ReservationContact = builder.objectRef<Contact>('ReservationContact').implement({
   description: 'Who made the reservation. Address, company and preferred guest number are asked of the service only when selected.',
@@ -96,19 +98,19 @@ const ReservationContact = builder.objectRef<Contact>('ReservationContact').impl
 const SubBlock = builder.objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock').implement({
   description: 'The sub-block of a group code.',
   fields: (t) => ({
-    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.' }),
-    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Its name.' }),
+    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
   }),
 });
 
 const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').implement({
   description: 'A value registered for a custom field.',
   fields: (t) => ({
-    customField: t.field({ type: CustomFieldRef, nullable: true, description: 'The custom field.', resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId) }),
-    customFieldId: t.exposeInt('customFieldId', { description: 'Identifier of the custom field.' }),
-    name: t.exposeString('name', { nullable: true, description: 'Name of the custom field.' }),
-    value: t.exposeString('value', { nullable: true, description: 'The value.' }),
+    customField: t.field({ type: CustomFieldRef, nullable: true, description: 'The custom field.', ...costs(everyCustomField), resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId) }),
+    customFieldId: t.exposeInt('customFieldId', { description: 'Identifier of the custom field.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Name of the custom field.', ...costsNothing }),
+    value: t.exposeString('value', { nullable: true, description: 'The value.', ...costsNothing }),
   }),
 });
 
@@ -127,45 +129,49 @@ builder.node(ReservationRef, {
     return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
   },
   fields: (t) => ({
-    reservationNumber: t.exposeInt('reservationNumber', { description: 'The reservation number.' }),
-    eventId: t.exposeInt('eventId', { description: 'The event (reservation numbers are looked up within an event upstream).' }),
-    event: t.field({ type: EventRef, nullable: true, description: 'The event.', resolve: (r, _args, ctx) => getEvent(ctx, r.eventId) }),
-    status: t.field({ type: ReservationStatus, nullable: true, description: 'State of the reservation.', resolve: (r) => known(RESERVATION_STATUSES, r.status) }),
+    reservationNumber: t.exposeInt('reservationNumber', { description: 'The reservation number.', ...costsNothing }),
+    eventId: t.exposeInt('eventId', { description: 'The event (reservation numbers are looked up within an event upstream).', ...costsNothing }),
+    event: t.field({ type: EventRef, nullable: true, description: 'The event.', ...costs(oncePerEvent), resolve: (r, _args, ctx) => getEvent(ctx, r.eventId) }),
+    status: t.field({ type: ReservationStatus, nullable: true, description: 'State of the reservation.', ...costsNothing, resolve: (r) => known(RESERVATION_STATUSES, r.status) }),
     hotel: t.field({
       type: HotelRef,
       nullable: true,
       description: 'The hotel.',
+      ...costs(hotelOfEvent),
       resolve: (r, _args, ctx, info) => hotelOf(ctx, info, r.eventId, r.hotelId),
     }),
-    confirmationNumber: t.exposeString('confirmationNumber', { nullable: true, description: 'The number the hotel assigned.' }),
-    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Code of the sub-block it was booked in.' }),
+    confirmationNumber: t.exposeString('confirmationNumber', { nullable: true, description: 'The number the hotel assigned.', ...costsNothing }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Code of the sub-block it was booked in.', ...costsNothing }),
     subBlock: t.field({
       type: SubBlock,
       nullable: true,
       description: 'The sub-block it was booked in.',
+      ...costsNothing,
       resolve: (r) => (r.subBlock?.subBlockId == null ? null : { ...r.subBlock, subBlockId: r.subBlock.subBlockId }),
     }),
-    attendeeId: t.exposeString('attendeeId', { nullable: true, description: 'The linked attendee (the registration system’s id).' }),
-    registrationEventId: t.exposeString('registrationEventId', { nullable: true, description: 'The registration system’s event id of the linked attendee.' }),
+    attendeeId: t.exposeString('attendeeId', { nullable: true, description: 'The linked attendee (the registration system’s id).', ...costsNothing }),
+    registrationEventId: t.exposeString('registrationEventId', { nullable: true, description: 'The registration system’s event id of the linked attendee.', ...costsNothing }),
     attendee: t.field({
       type: AttendeeRef,
       nullable: true,
       description: 'The linked attendee; null unless both attendeeId and registrationEventId are known.',
+      ...costsNothing,
       resolve: (r) => (r.attendeeId && r.registrationEventId ? { attendeeId: r.attendeeId, registrationEventId: r.registrationEventId } : null),
     }),
-    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', resolve: (r) => r.arrivalDate ?? null }),
-    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', resolve: (r) => r.departureDate ?? null }),
-    createdAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was made.', resolve: (r) => r.createdDate ?? null }),
-    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it last changed.', resolve: (r) => r.modifiedDate ?? null }),
-    label1: t.exposeString('label1', { nullable: true, description: 'First label.' }),
-    label2: t.exposeString('label2', { nullable: true, description: 'Second label.' }),
-    contact: t.field({ type: ReservationContact, nullable: true, description: 'Who made it.', resolve: (r) => r.contact ?? null }),
-    rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', resolve: (r) => r.rooms }),
+    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', ...costsNothing, resolve: (r) => r.arrivalDate ?? null }),
+    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', ...costsNothing, resolve: (r) => r.departureDate ?? null }),
+    createdAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was made.', ...costsNothing, resolve: (r) => r.createdDate ?? null }),
+    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it last changed.', ...costsNothing, resolve: (r) => r.modifiedDate ?? null }),
+    label1: t.exposeString('label1', { nullable: true, description: 'First label.', ...costsNothing }),
+    label2: t.exposeString('label2', { nullable: true, description: 'Second label.', ...costsNothing }),
+    contact: t.field({ type: ReservationContact, nullable: true, description: 'Who made it.', ...costsNothing, resolve: (r) => r.contact ?? null }),
+    rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', ...costsNothing, resolve: (r) => r.rooms }),
     customFieldValues: t.field({
       type: [CustomFieldValue],
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
+      ...costsNothing,
       resolve: (r) => r.customFields ?? [],
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, resolve: (r) => r.raw }),
+    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (r) => r.raw }),
   }),
 });

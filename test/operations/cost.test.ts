@@ -1,8 +1,9 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import fc from 'fast-check';
-import { parse, print } from 'graphql';
+import { GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLSchema, parse, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/operations/cost.ts';
+import { costs, costsNothing, oncePerEvent, type Rule } from '../../src/schema/cost.ts';
 import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { globalId } from '../helpers/global-id.ts';
 import { fragmentsTwicePerLevel } from '../helpers/hostile-documents.ts';
@@ -85,6 +86,22 @@ describe('upstream cost estimate', () => {
   it('counts one call per mutation field plus what its payload reads', () => {
     const mutation = parse(`mutation { a: createCustomField(input: { name: "x" }) { customField { customFieldId } } b: createCustomField(input: { name: "y" }) { customField { event { name } } } }`);
     expect(estimateUpstreamCalls(mutation)).toBe(3);
+  });
+
+  it('counts no write for a mutation that selects only __typename: nothing is sent', () => {
+    expect(estimateUpstreamCalls(parse('mutation { __typename }'))).toBe(0);
+  });
+});
+
+describe('rules declared on the fields', () => {
+  it('counts what each selected field declares, in the scope its parent declares for it', () => {
+    const Leaf = new GraphQLObjectType({ name: 'Leaf', fields: { lookup: { type: GraphQLInt, ...costs(oncePerEvent) }, value: { type: GraphQLInt, ...costsNothing } } });
+    const tenEvents: Rule = () => ({ calls: 3, below: { records: 10, events: 10 } });
+    const query = new GraphQLObjectType({ name: 'Query', fields: { list: { type: new GraphQLList(Leaf), ...costs(tenEvents) } } });
+    const scratch = new GraphQLSchema({ query });
+    // 3 for the list, then one lookup per distinct event of its ten records.
+    expect(estimateUpstreamCalls(parse('{ list { lookup value } }'), {}, null, Infinity, scratch)).toBe(3 + 10);
+    expect(estimateUpstreamCalls(parse('{ list { value } }'), {}, null, Infinity, scratch)).toBe(3);
   });
 });
 
