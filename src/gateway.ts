@@ -37,6 +37,8 @@ import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
 import { graphiqlOptions } from './http/graphiql.ts';
 import { useReadiness } from './http/readiness.ts';
 import { maskError } from './operations/mask-error.ts';
+import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
+import { useCredentialExpiry } from './auth/credential-expiry.ts';
 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
@@ -83,6 +85,8 @@ export function createGateway(
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
+  const subscriptionSlots = new MemorySubscriptionSlots(config.subscriptionsPerClient);
+  const auditLogger = logger?.child({ component: 'audit' });
   const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
@@ -99,7 +103,7 @@ export function createGateway(
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const httpDoor: Plugin[] = [
     // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
-    useAuditTrail(operations, { logger: logger?.child({ component: 'audit' }), principalOf: (request) => authenticated(principals, request) }),
+    useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
     // Probes and operators' pages answer before authentication: they need no client credential.
     useReadiness(upstream, config.licensees, shared && (() => ({ connected: shared.redis.connected(), budget: shared.stores.budget.isShared() ? 'shared' : 'local share' }))),
     useMetrics(metrics),
@@ -120,6 +124,10 @@ export function createGateway(
     ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
     // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set.
     ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+    // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
+    useCredentialExpiry(principalOfContext),
+    // A principal's live subscriptions are capped on every door, released when each ends.
+    useSubscriptionLimit(subscriptionSlots, config.subscriptionsPerClient, principalOfContext),
   ];
   const execution: Plugin[] = [
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
@@ -157,7 +165,17 @@ export function createGateway(
     metrics,
     changeFeeds,
     clearResponseCache: () => responseCache?.clear(),
-    acceptWebSockets: (server) => serveWebSockets(server, { yoga }, { authenticate, principals, corsOrigins: config.corsOrigins }),
+    acceptWebSockets: (server) =>
+      serveWebSockets(server, { yoga }, {
+        authenticate,
+        principals,
+        corsOrigins: config.corsOrigins,
+        records: operations,
+        auditLogger,
+        ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : {}),
+        subscriptionsPerSocket: config.subscriptionsPerClient,
+        ...(logger ? { logger } : {}),
+      }),
     close: async () => {
       budgetHistory.stop();
       await changeFeeds.close();
@@ -168,6 +186,9 @@ export function createGateway(
     },
   };
 }
+
+/** The principal an operation acts for, as the context holds it. */
+const principalOfContext = (context: unknown) => (context as Partial<GatewayContext> | undefined)?.principal;
 
 /** The request's principal, or undefined for a request the authentication refused (or never saw). */
 function authenticated(principals: RequestPrincipals, request: Request): Principal | undefined {

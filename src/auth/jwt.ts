@@ -48,7 +48,9 @@ export function jwtAuthenticator(settings: JwtSettings, licensees: readonly Lice
     if (typeof licenseeId !== 'string' || !known.has(licenseeId)) {
       return { refused: `The token's "${settings.licenseeClaim}" claim does not name a licensee of this gateway: ${SEND} issued for your licensee.` };
     }
-    return { principal: { client: clientOf(payload), licenseeId, scopes: scopesOf(payload.scope) } satisfies Principal };
+    // Accepted until exp and the tolerance, as jwtVerify does: what the token opens ends then too.
+    const expiresAt = ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000;
+    return { principal: { client: clientOf(payload), licenseeId, scopes: scopesOf(payload.scope), expiresAt } satisfies Principal };
   };
 }
 

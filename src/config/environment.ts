@@ -106,6 +106,7 @@ const envSchema = z
     JWT_AUDIENCE: z.string().min(1).optional(),
     JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
     CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+    SUBSCRIPTIONS_PER_CLIENT: int(1, 10_000).default(20),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
     GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
     RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
@@ -197,6 +198,8 @@ export interface Config {
   logLevel: string;
   /** How often each change feed polls the service (stretched while a licensee's budget is tight). */
   changesPollIntervalMs: number;
+  /** SUBSCRIPTIONS_PER_CLIENT: live subscriptions one principal may hold (across replicas with REDIS_URL), and one socket. */
+  subscriptionsPerClient: number;
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
@@ -261,6 +264,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
+    subscriptionsPerClient: e.SUBSCRIPTIONS_PER_CLIENT,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',
     warnings: [

@@ -1,14 +1,43 @@
 import type { Server } from 'node:http';
-import type { ExecutionArgs } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
+import { createGraphQLError, isAsyncIterable } from 'graphql-yoga';
+import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import { atTime, expiredError } from '../auth/credential-expiry.ts';
 import type { RequestPrincipals } from '../auth/plugin.ts';
-import type { Principal } from '../auth/principal.ts';
+import { hasExpired, type Principal } from '../auth/principal.ts';
 import type { Authenticator } from '../auth/verdict.ts';
+import type { TrustedDocuments } from '../config/trusted-documents.ts';
 import type { Gateway } from '../gateway.ts';
+import {
+  type AuditLogger,
+  errorCodesOf,
+  logOperation,
+  type OperationRecord,
+  type OperationRecords,
+  shownResult,
+} from '../observability/audit.ts';
+import { maskError } from '../operations/mask-error.ts';
+import { trustedDocumentOf } from '../operations/trusted-documents.ts';
 
 export interface WebSocketTransport {
   close(): Promise<void>;
+}
+
+export interface WebSocketOptions {
+  authenticate: Authenticator;
+  principals: RequestPrincipals;
+  corsOrigins: readonly string[];
+  /** The audit trail's records and logger: an operation on a socket is logged like one over HTTP. */
+  records: OperationRecords;
+  auditLogger?: AuditLogger;
+  /** With TRUSTED_DOCUMENTS_FILE: only these run, named by id. */
+  trustedDocuments?: TrustedDocuments;
+  /** Live subscriptions one socket may hold (SUBSCRIPTIONS_PER_CLIENT). */
+  subscriptionsPerSocket: number;
+  logger?: Logger;
 }
 
 interface Envelope {
@@ -16,57 +45,143 @@ interface Envelope {
   subscribe: (args: ExecutionArgs) => unknown;
 }
 
+/** What the door knows of one socket once its client is let in. */
+interface Socket {
+  principal: Principal;
+  /** The live subscriptions' ids. */
+  subscriptions: Set<string>;
+  /** Cancels the close at the credential's expiry. */
+  cancelExpiry: () => void;
+}
+
+type Payload = { query: string; operationName?: string | null; variables?: Record<string, unknown> | null } & Record<string, unknown>;
+
 /**
  * GraphQL over WebSocket (the graphql-ws protocol, as Apollo Client and urql speak it) at the same
- * path as HTTP, `/graphql`, through the same Yoga plugins (scopes, limits, masking). The client
- * proves who it is as on HTTP: an `Authorization` in the connection's init payload, or else in the
- * upgrade request's headers. A refused client is closed with 4403 before any operation runs.
+ * path as HTTP, `/graphql`, through the same Yoga plugins as HTTP and SSE (Yoga's documented
+ * graphql-ws integration: `getEnveloped` per operation), so limits, cost, scopes, credential expiry,
+ * subscription caps and error masking are the same hooks on every door. What HTTP decides before
+ * the envelope (trusted documents, the audit line, the response cache's extension) is asked here
+ * of the same functions.
+ *
+ * The client proves who it is as on HTTP: an `Authorization` in the connection's init payload, or
+ * else in the upgrade request's headers; a refused client is closed with 4403 before any operation
+ * runs. A socket is closed with 4401 when its credential expires. A bad operation gets an `error`
+ * message of its own, with the code HTTP would give; the socket and its other operations live on.
  */
-export function serveWebSockets(
-  server: Server,
-  gateway: Pick<Gateway, 'yoga'>,
-  auth: { authenticate: Authenticator; principals: RequestPrincipals; corsOrigins: readonly string[] },
-): WebSocketTransport {
+export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, options: WebSocketOptions): WebSocketTransport {
   const sockets = new WebSocketServer({ server, path: gateway.yoga.graphqlEndpoint });
-  const principals = new WeakMap<object, Principal>();
+  const state = new WeakMap<object, Socket>();
+  /** The audit record of each operation in flight, by socket and operation id. */
+  const running = new WeakMap<object, Map<string, { record: OperationRecord; principal: Principal }>>();
+  const logged = (extra: object, id: string, codes?: string[]) => {
+    const operation = running.get(extra)?.get(id);
+    if (!operation) return;
+    running.get(extra)?.delete(id);
+    operation.record.errorCodes = codes ?? operation.record.errorCodes ?? [];
+    logOperation(options.auditLogger, options.records, operation.record, operation.principal, null);
+  };
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       async onConnect(ctx) {
-        if (!allowedOrigin(ctx.extra.request.headers, auth.corsOrigins)) return false;
-        const verdict = await auth.authenticate(requestOf(ctx.extra.request.headers, ctx.connectionParams));
+        if (!allowedOrigin(ctx.extra.request.headers, options.corsOrigins)) return false;
+        const verdict = await options.authenticate(requestOf(ctx.extra.request.headers, ctx.connectionParams));
         if (!('principal' in verdict)) return false;
-        principals.set(ctx.extra, verdict.principal);
+        const { principal } = verdict;
+        const close = () => ctx.extra.socket.close(CloseCode.Unauthorized, 'Unauthorized: the token has expired');
+        const cancelExpiry = principal.expiresAt === undefined ? () => {} : atTime(principal.expiresAt, close);
+        state.set(ctx.extra, { principal, subscriptions: new Set(), cancelExpiry });
+        running.set(ctx.extra, new Map());
         return true;
       },
-      async onSubscribe(ctx, _id, payload) {
-        const principal = principals.get(ctx.extra);
-        if (!principal) return [];
+      onClose(ctx) {
+        state.get(ctx.extra)?.cancelExpiry();
+        for (const id of running.get(ctx.extra)?.keys() ?? []) logged(ctx.extra, id);
+      },
+      async onSubscribe(ctx, id, payload) {
+        const socket = state.get(ctx.extra);
+        if (!socket) return [createGraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } })];
         // Each operation gets a request of its own, as on HTTP: the context reads its principal from it.
         const request = requestOf(ctx.extra.request.headers, ctx.connectionParams);
-        auth.principals.set(request, principal);
-        const { schema, execute, subscribe, contextFactory, parse, validate } = gateway.yoga.getEnveloped({ request, params: payload });
-        const args: ExecutionArgs = {
-          schema,
-          operationName: payload.operationName ?? null,
-          document: parse(payload.query),
-          variableValues: payload.variables ?? null,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe } satisfies Envelope,
-        };
-        const errors = validate(args.schema, args.document);
-        return errors.length > 0 ? errors : args;
+        const record = options.records.start(request);
+        running.get(ctx.extra)?.set(id, { record, principal: socket.principal });
+        try {
+          const args = await prepare(socket, request, id, payload as Payload, record);
+          if (Array.isArray(args)) logged(ctx.extra, id, errorCodesOf([{ errors: args }]));
+          return args;
+        } catch (error) {
+          const masked = maskError(error, options.logger);
+          logged(ctx.extra, id, errorCodesOf([{ errors: [masked as GraphQLError] }]));
+          return [masked as GraphQLError];
+        }
+      },
+      // The codes of every result sent, as HTTP records those of its one result.
+      onNext(ctx, id, _payload, _args, result) {
+        const record = running.get(ctx.extra)?.get(id)?.record;
+        if (record) record.errorCodes = [...new Set([...(record.errorCodes ?? []), ...errorCodesOf([result as ExecutionResult])])];
+      },
+      onComplete(ctx, id) {
+        state.get(ctx.extra)?.subscriptions.delete(id);
+        logged(ctx.extra, id);
       },
     },
     sockets,
   );
+
+  /** The operation's execution arguments, or the errors that refuse it. */
+  async function prepare(socket: Socket, request: Request, id: string, payload: Payload, record: OperationRecord): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    if (hasExpired(socket.principal)) return [expiredError()];
+    options.principals.set(request, socket.principal);
+    const query = options.trustedDocuments ? trustedDocumentOf(options.trustedDocuments, payload) : payload.query;
+    const params = { ...payload, query };
+    const { schema, execute, subscribe, contextFactory, parse, validate } = gateway.yoga.getEnveloped({ request, params });
+    let document: ReturnType<typeof parse>;
+    try {
+      document = parse(query);
+    } catch (error) {
+      // graphql-js' syntax errors carry no code; HTTP answers them with this one.
+      if (error instanceof GraphQLError && !error.extensions.code) return [withCode(error, 'GRAPHQL_PARSE_FAILED')];
+      throw error;
+    }
+    const errors: readonly GraphQLError[] = validate(schema, document);
+    if (errors.length > 0) return errors.map((error) => (error.extensions.code ? error : withCode(error, 'GRAPHQL_VALIDATION_FAILED')));
+    const operation = getOperationAST(document, payload.operationName ?? undefined);
+    if (operation?.operation === 'subscription') {
+      if (socket.subscriptions.size >= options.subscriptionsPerSocket) {
+        return [
+          createGraphQLError(`This socket already has ${options.subscriptionsPerSocket} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): complete one first.`, {
+            extensions: { code: 'RATE_LIMITED', limit: 'SUBSCRIPTIONS_PER_CLIENT' },
+          }),
+        ];
+      }
+      socket.subscriptions.add(id);
+    }
+    const shown = (result: unknown) => (isAsyncIterable(result) ? result : shownResult(result as ExecutionResult, record));
+    return {
+      schema,
+      operationName: payload.operationName ?? null,
+      document,
+      variableValues: payload.variables ?? null,
+      contextValue: await contextFactory(),
+      rootValue: {
+        execute: async (args) => shown(await execute(args)),
+        subscribe: (args) => subscribe(args),
+      } satisfies Envelope,
+    };
+  }
+
   return {
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => sockets.close(() => resolve()));
     },
   };
+}
+
+function withCode(error: GraphQLError, code: string): GraphQLError {
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
 }
 
 /** A Request carrying the upgrade's headers, the init payload's `Authorization` taking precedence. */
@@ -92,3 +207,4 @@ function allowedOrigin(headers: Record<string, string | string[] | undefined>, c
     return false;
   }
 }
+

@@ -94,22 +94,42 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
       const record = records.of(request);
       response.headers.set('x-request-id', record.requestId);
       if (record.errorCodes === undefined) return; // GraphiQL's page, /health, /ready: no operation
-      const principal = options.principalOf(request);
-      options.logger?.info(
-        {
-          requestId: record.requestId,
-          client: principal?.client ?? null,
-          licensee: principal?.licenseeId ?? null,
-          operation: record.operationName ?? null,
-          upstreamCalls: record.upstreamCalls,
-          durationMs: records.elapsedMs(record),
-          status: response.status,
-          errors: record.errorCodes,
-        },
-        'operation',
-      );
+      logOperation(options.logger, records, record, options.principalOf(request), response.status);
     },
   };
+}
+
+/**
+ * The audit line of one operation, the same on every door: `status` is the HTTP status, null for
+ * an operation on a WebSocket (the socket's upgrade was the HTTP exchange).
+ */
+export function logOperation(logger: AuditLogger | undefined, records: OperationRecords, record: OperationRecord, principal: Principal | undefined, status: number | null): void {
+  logger?.info(
+    {
+      requestId: record.requestId,
+      client: principal?.client ?? null,
+      licensee: principal?.licenseeId ?? null,
+      operation: record.operationName ?? null,
+      upstreamCalls: record.upstreamCalls,
+      durationMs: records.elapsedMs(record),
+      status,
+      errors: record.errorCodes ?? [],
+    },
+    'operation',
+  );
+}
+
+/** The error codes of results as the client receives them (an error without a code is masked). */
+export function errorCodesOf(results: readonly ExecutionResult[]): string[] {
+  return results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+}
+
+/**
+ * A result as the client may see it: with X-Show-Cost: 1 its upstream calls and estimate, and the
+ * response cache's hit or miss; without it, neither. Every door answers through it.
+ */
+export function shownResult<R extends ExecutionResult>(result: R, record: OperationRecord): R {
+  return record.showCost ? withCost(result, record) : withoutCacheMetadata(result);
 }
 
 /**
@@ -126,10 +146,10 @@ export function useAuditResult(records: OperationRecords): Plugin {
       // A stream's results are not known here; its line carries no error codes.
       if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
       const results = Array.isArray(result) ? result : [result];
-      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+      record.errorCodes = errorCodesOf(results);
       if (Array.isArray(result)) return;
       // The response cache's hit or miss is part of the cost: shown to the clients that ask for it only.
-      const shown = record.showCost ? withCost(result, record) : withoutCacheMetadata(result);
+      const shown = shownResult(result, record);
       if (shown !== result) setResult(shown);
     },
   };

@@ -1,32 +1,53 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { TrustedDocuments } from '../config/trusted-documents.ts';
+
+/** The refusals, the same on every door. */
+const REFUSALS = {
+  notFound: refusal(
+    'PERSISTED_QUERY_NOT_FOUND',
+    'No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client\'s operations and deploy it with the gateway.',
+  ),
+  persistedQueryOnly: refusal(
+    'BAD_USER_INPUT',
+    'This gateway runs only trusted documents: send the document\'s id as documentId or extensions.persistedQuery.sha256Hash, not its text.',
+  ),
+  keyNotFound: refusal('BAD_USER_INPUT', 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
+};
+
+/** What a request names: an id, its text, or both (GraphQL over HTTP's body, a graphql-ws payload). */
+export interface DocumentParams {
+  query?: unknown;
+  documentId?: unknown;
+  extensions?: { persistedQuery?: { sha256Hash?: unknown } } | null;
+}
 
 /**
  * Runs only the trusted documents, sent by id as `extensions.persistedQuery.sha256Hash` (Apollo's
  * persisted queries) or `documentId` (GraphQL over HTTP, codegen's client-preset); a document sent
- * as text is refused (BAD_USER_INPUT), and so is an unknown id (PERSISTED_QUERY_NOT_FOUND).
+ * as text is refused (BAD_USER_INPUT), and so is an unknown id (PERSISTED_QUERY_NOT_FOUND). This
+ * is the HTTP and SSE door; the WebSocket door asks `trustedDocumentOf`, with the same answers.
  */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
   return usePersistedOperations({
     getPersistedOperation: (id) => documents.get(id) ?? null,
-    extractPersistedOperationId: (params) => documentIdOf(params as { documentId?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } }),
-    customErrors: {
-      notFound: refusal(
-        'PERSISTED_QUERY_NOT_FOUND',
-        'No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client\'s operations and deploy it with the gateway.',
-      ),
-      persistedQueryOnly: refusal(
-        'BAD_USER_INPUT',
-        'This gateway runs only trusted documents: send the document\'s id as documentId or extensions.persistedQuery.sha256Hash, not its text.',
-      ),
-      keyNotFound: refusal('BAD_USER_INPUT', 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
-    },
+    extractPersistedOperationId: (params) => documentIdOf(params as DocumentParams),
+    customErrors: REFUSALS,
   }) as Plugin;
 }
 
+/** The trusted document a request names, or the refusal it gets (as a GraphQL error with its code). */
+export function trustedDocumentOf(documents: TrustedDocuments, params: DocumentParams): string {
+  const id = documentIdOf(params);
+  const refused = (which: keyof typeof REFUSALS) => createGraphQLError(REFUSALS[which].message, { extensions: REFUSALS[which].extensions });
+  if (id === null) throw refused(typeof params.query === 'string' && params.query.trim() !== '' ? 'persistedQueryOnly' : 'keyNotFound');
+  const document = documents.get(id);
+  if (document === undefined) throw refused('notFound');
+  return document;
+}
+
 /** The lowercase hex id of the document a request names, with or without the "sha256:" prefix. */
-function documentIdOf(params: { documentId?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } }): string | null {
+function documentIdOf(params: DocumentParams): string | null {
   const id = params.documentId ?? params.extensions?.persistedQuery?.sha256Hash;
   if (typeof id !== 'string') return null;
   return id.startsWith('sha256:') ? id.slice('sha256:'.length) : id;
