@@ -95,12 +95,13 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     fault: null,
     params: {},
   };
+  let raw: Record<string, unknown> = {};
   try {
     // The service's first rule (docs/upstream.md, "Transport"), checked before anything of the request is read.
     if (!userAgent) throw new ServiceError(403, 'FORBIDDEN', 'a User-Agent header is required');
     if (!url) throw new ServiceError(400, 'INVALID_PARAMETER', 'the request target is not a valid URL');
     if (!match) throw new ServiceError(404, 'NOT_FOUND', `unknown path ${clip(url.pathname)}`);
-    const raw = await readRequestParams(req, url);
+    raw = await readRequestParams(req, url);
     entry.params = loggableParams(withoutSecrets(raw));
     const version = match[1]! as Version;
     const name = match[2]!;
@@ -141,8 +142,15 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
   } catch (error) {
     if (error instanceof RateLimited) return tooMany(state, res, entry, error.retryAfter);
     if (!(error instanceof ServiceError)) throw error;
-    return sendError(state, res, entry, error);
+    return sendError(state, res, entry, state.variations.echoValues ? echoValue(error, raw) : error);
   }
+}
+
+/** The error with the value its field was given quoted in its message (a text value only; never the key or token). */
+function echoValue(error: ServiceError, raw: Record<string, unknown>): ServiceError {
+  const value = error.field === undefined || error.field === 'key' || error.field === 'token' ? undefined : raw[error.field];
+  if (typeof value !== 'string') return error;
+  return new ServiceError(error.status, error.code, `${error.message}: ${JSON.stringify(clip(value))}`, error.field);
 }
 
 /** The request target as a URL; null when it is none (`GET http://x:99999/…` names no valid port). */
@@ -222,10 +230,17 @@ function rejectToken(state: EmulatorState, res: ServerResponse, entry: LogEntry)
   if (!variation) return sendError(state, res, entry, new ServiceError(401, 'INVALID_TOKEN', 'token is invalid or expired', 'token'));
   entry.status = variation.status;
   state.record(entry);
+  if (variation.form === 'empty') {
+    res.writeHead(variation.status, { 'content-length': 0 });
+    res.end();
+    return;
+  }
   const body =
     variation.form === 'code'
       ? { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }
-      : { success: false, message: 'Invalid or expired token' };
+      : variation.form === 'field'
+        ? { error: { code: 'INVALID_PARAMETER', message: 'Request refused', field: 'token' } }
+        : { success: false, message: variation.message ?? 'Invalid or expired token' };
   send(res, variation.status, body);
 }
 

@@ -5,11 +5,21 @@ import { RawJson } from './route.ts';
 export const variationsSchema = z.strictObject({
   /** Errors answered with status 200 and one of the three bodies docs/upstream.md lists. */
   errorWith200: z.enum(['error', 'success-false', 'status-error']).nullable().optional(),
-  /** Token rejections with another status and a body naming the token by code or by message. */
+  /**
+   * Token rejections with another status and body: `code` (TOKEN_EXPIRED), `field` (an error naming
+   * the `token` field), `message` (`{"success": false, "message": …}`, no code and no field: the
+   * `message` given, else "Invalid or expired token") or `empty` (no body at all).
+   */
   tokenRejection: z
-    .strictObject({ status: z.union([z.literal(200), z.literal(400), z.literal(401), z.literal(403)]), form: z.enum(['code', 'message']) })
+    .strictObject({
+      status: z.union([z.literal(200), z.literal(400), z.literal(401), z.literal(403)]),
+      form: z.enum(['code', 'field', 'message', 'empty']),
+      message: z.string().min(1).max(200).optional(),
+    })
     .nullable()
     .optional(),
+  /** Errors about a parameter quote the value the request gave it, as many services do (never a key or token). */
+  echoValues: z.boolean().optional(),
   /** Page counts as a bare integer, and 1 for an empty result. */
   bareIntegerPageCount: z.boolean().optional(),
   /** Lists wrapped in an object: named after the list, or as `data`. */

@@ -16,7 +16,9 @@ export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () =>
   const { status } = answer;
   const body = parseJson(answer.text);
   const problem = describeProblem(status, body);
-  if (call.token !== undefined && isTokenRejection(status, body, problem)) throw new TokenRejectedError(`${call.name}: token refused`);
+  const rejection = call.token === undefined ? undefined : tokenRejection(status, body, problem);
+  if (rejection === 'named') throw new TokenRejectedError(`${call.name}: token refused`);
+  if (rejection === 'words') throw new TokenRejectedError(`${call.name}: token refused in words`, { refusal: refusal(call, status, problem!) });
   if (status === 429 || problem?.code === 'RATE_LIMITED') {
     throw new AttemptFailure('throttled', 'rate limited', { status: 429, retryAfterMs: retryAfterMs(answer.headers['retry-after'], now) });
   }
@@ -40,7 +42,7 @@ export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' 
   if (error instanceof UpstreamError) return error;
   const { name } = call;
   if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
-  if (error instanceof TokenRejectedError) return new UpstreamResponseError('the reservation service refused a fresh token');
+  if (error instanceof TokenRejectedError) return error.wordsOnly?.refusal ?? new UpstreamResponseError('the reservation service refused a fresh token');
   if (error instanceof AttemptFailure) {
     if (error.kind === 'throttled') return new RateLimitedError(Math.max(1, Math.ceil(Math.min(error.retryAfterMs ?? rateWindowMs, rateWindowMs) / 1000)));
     if (error.kind === 'malformed') return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);
@@ -100,20 +102,22 @@ const TOKEN_PROBLEM = /(invalid|expired|unknown|malformed|revoked)/i;
 
 /**
  * Token rejections come in many forms (docs/upstream.md, "Variations of the real service the
- * gateway tolerates"). A code of the service's own or an error naming the `token` field counts at
- * any status; the words "token" and "invalid" in a message count only on 401/403, because a
- * 200/400 message may echo a client's value back, and a client must not be able to force an
- * authenticate per request by putting those words in one.
+ * gateway tolerates"). `named`: a code of the service's own,
+ * an error naming the `token` field, or a bare 401 (no readable body) to a call that carried a
+ * token, at the statuses the service uses for them. `words`: at any status that is no throttling
+ * or fault, a message (or code) calling the token invalid, expired or unknown; such a message may
+ * echo a client's value, so the token layer weighs it by the token's age (tokens.ts, WORDS_RENEWAL_MS).
  */
-function isTokenRejection(status: number, body: unknown, problem: Problem | undefined): boolean {
-  if (![200, 400, 401, 403].includes(status) || !problem) return false;
-  if (problem.code !== undefined && TOKEN_CODES.has(problem.code)) return true;
-  if (problem.field === 'token') return true;
-  if (status !== 401 && status !== 403) return false;
+function tokenRejection(status: number, body: unknown, problem: Problem | undefined): 'named' | 'words' | undefined {
+  if (!problem) return undefined;
+  if ([200, 400, 401, 403].includes(status)) {
+    if (problem.code !== undefined && TOKEN_CODES.has(problem.code)) return 'named';
+    if (problem.field === 'token') return 'named';
+    if (status === 401 && body === undefined) return 'named';
+  }
+  if (status === 429 || status >= 500 || problem.code === 'RATE_LIMITED') return undefined;
   const words = `${problem.code ?? ''} ${problem.message ?? ''}`;
-  if (TOKEN_WORDS.test(words) && TOKEN_PROBLEM.test(words)) return true;
-  // A bare 401 (no readable body) to a call that carried a token is about that token.
-  return status === 401 && body === undefined;
+  return TOKEN_WORDS.test(words) && TOKEN_PROBLEM.test(words) ? 'words' : undefined;
 }
 
 /** A refusal the service meant: mapped to the taxonomy, with its message cleaned of secrets. */

@@ -100,7 +100,17 @@ export class AttemptFailure extends Error {
   }
 }
 
-/** The service refused the token a call carried; the token layer authenticates again. */
+/**
+ * The service refused the token a call carried; the token layer authenticates again. `wordsOnly`:
+ * only the answer's message said so, and it may echo a client's value: `refusal` is what the
+ * answer means if it was not about the token.
+ */
 export class TokenRejectedError extends Error {
   override name = 'TokenRejectedError';
+  constructor(
+    message: string,
+    readonly wordsOnly?: { refusal: UpstreamError },
+  ) {
+    super(message);
+  }
 }

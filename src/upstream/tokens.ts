@@ -48,6 +48,14 @@ export const TOKEN_LIFETIME_MS = 30 * 60_000;
 const EXPIRY_MARGIN_MS = 30_000;
 /** After a background renewal failed, the next one waits this long (the held token still serves). */
 const RENEWAL_RETRY_MS = 30_000;
+/**
+ * When only an answer's message calls the token invalid or expired, it may be echoing a client's
+ * value: such an answer renews the token only once it is this old, and a licensee's token at most
+ * once per this long. A client that puts "token is expired" in every request then costs at most one
+ * authenticate per 30 s, and a service that reports an expired token in words alone (in a 200 body,
+ * say) is still served once the token it refuses has been held 30 s (README, "When the service struggles").
+ */
+export const WORDS_RENEWAL_MS = 30_000;
 
 /**
  * How an authenticate is attempted: `retrying` (the token a call needs: a short retry policy of its
@@ -64,8 +72,10 @@ export interface TokenManagerOptions {
 }
 
 export class TokenManager {
-  private readonly inFlight = new Map<string, Promise<string>>();
+  private readonly inFlight = new Map<string, Promise<HeldToken>>();
   private readonly renewalFailedAt = new Map<string, number>();
+  /** When each licensee's token was last renewed because words alone refused it. */
+  private readonly renewedForWordsAt = new Map<string, number>();
   private readonly store: TokenStore;
   private readonly now: () => number;
   private readonly renewBeforeMs: number;
@@ -87,12 +97,17 @@ export class TokenManager {
    * whichever way it is attempted (one authenticate per licensee at a time).
    */
   async get(licensee: UpstreamAccount, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<string> {
+    return (await this.lease(licensee, deadline, attempts)).token;
+  }
+
+  /** As `get`, with the time the token was obtained (the token layer weighs a rejection by its age). */
+  async lease(licensee: UpstreamAccount, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<HeldToken> {
     const held = await this.store.get(licensee.systemIdentifier);
     const age = held ? this.now() - held.obtainedAt : Infinity;
-    if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held.token;
+    if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held;
     if (held && age < TOKEN_LIFETIME_MS - EXPIRY_MARGIN_MS) {
       this.renewBehind(licensee);
-      return held.token;
+      return held;
     }
     return withDeadline(this.obtainOnce(licensee, attempts), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'), this.now);
   }
@@ -106,6 +121,25 @@ export class TokenManager {
   /** The service rejected this token: forget it so the next get authenticates. */
   async reject(licensee: UpstreamAccount, token: string): Promise<void> {
     await this.store.drop(licensee.systemIdentifier, token);
+  }
+
+  /**
+   * Only the words of an answer refused `used` (they may be a client's value echoed back): the
+   * token to repeat the call with, or undefined when the answer is to be taken as the service's
+   * refusal. A token another call has replaced or dropped meanwhile gives way to what any call
+   * gets now; otherwise `used` is renewed (one authenticate, shared with any in flight) only when
+   * it is at least WORDS_RENEWAL_MS old and the licensee's token was not renewed for words within
+   * WORDS_RENEWAL_MS.
+   */
+  async renewRefusedByWords(licensee: UpstreamAccount, used: HeldToken, deadline = Infinity): Promise<HeldToken | undefined> {
+    const id = licensee.systemIdentifier;
+    if ((await this.store.get(id))?.token !== used.token) return this.lease(licensee, deadline);
+    const now = this.now();
+    const renewedAt = this.renewedForWordsAt.get(id);
+    if (now - used.obtainedAt < WORDS_RENEWAL_MS || (renewedAt !== undefined && now - renewedAt < WORDS_RENEWAL_MS)) return undefined;
+    this.renewedForWordsAt.set(id, now);
+    await this.store.drop(id, used.token);
+    return this.lease(licensee, deadline);
   }
 
   private renewBehind(licensee: UpstreamAccount): void {
@@ -122,7 +156,7 @@ export class TokenManager {
   }
 
   /** One authenticate per licensee at a time, however many callers wait for it. */
-  private obtainOnce(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> {
+  private obtainOnce(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<HeldToken> {
     let pending = this.inFlight.get(licensee.systemIdentifier);
     if (!pending) {
       pending = this.obtain(licensee, attempts).finally(() => this.inFlight.delete(licensee.systemIdentifier));
@@ -131,15 +165,15 @@ export class TokenManager {
     return pending;
   }
 
-  private async obtain(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> {
+  private async obtain(licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<HeldToken> {
     const fresh = async (): Promise<HeldToken> => {
       const obtainedAt = this.now();
       return { token: await this.authenticate(licensee, attempts), obtainedAt };
     };
     // Replicas sharing a store: one of them authenticates, the others take what it stored.
-    if (this.store.renew) return (await this.store.renew(licensee.systemIdentifier, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh)).token;
+    if (this.store.renew) return this.store.renew(licensee.systemIdentifier, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh);
     const held = await fresh();
     await this.store.set(licensee.systemIdentifier, held);
-    return held.token;
+    return held;
   }
 }

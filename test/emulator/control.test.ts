@@ -93,12 +93,32 @@ describe('variations', () => {
 
   it.each([
     [{ status: 200, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
-    [{ status: 400, form: 'code' }, { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }],
+    [{ status: 400, form: 'message', message: 'Token is expired' }, { success: false, message: 'Token is expired' }],
+    [{ status: 401, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
     [{ status: 403, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
+    [{ status: 400, form: 'code' }, { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }],
+    [{ status: 200, form: 'field' }, { error: { code: 'INVALID_PARAMETER', message: 'Request refused', field: 'token' } }],
+    [{ status: 401, form: 'empty' }, ''],
   ] as const)('rejects tokens as %o', async (tokenRejection, body) => {
     await rest.control('variations', { tokenRejection });
     const res = await rest.post('getevent', { token: 'stale', eventId: 5001 });
     expect([res.status, res.body]).toEqual([tokenRejection.status, body]);
+    // A valid token is still served.
+    expect((await rest.call('getevent', { eventId: 5001 })).status).toBe(200);
+  });
+
+  it('refuses a token rejection form it does not know', async () => {
+    expect((await rest.control('variations', { tokenRejection: { status: 200, form: 'words' } })).status).toBe(400);
+    expect((await rest.control('variations', { tokenRejection: { status: 500, form: 'code' } })).status).toBe(400);
+  });
+
+  it('quotes the value of the parameter an error names, never a token', async () => {
+    await rest.control('variations', { echoValues: true });
+    const link = await rest.call('getgroupcodelink', { eventId: 5001, groupCode: 'token is expired', attendeeId: 'A-1', registrationEventId: 'R-1' }, { version: 'v101' });
+    expect([link.status, link.body]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'group code not found: "token is expired"', field: 'groupCode' } }]);
+    expect((await rest.call('getevent', { eventId: 1 })).body).toEqual({ error: { code: 'NOT_FOUND', message: 'event not found: "1"', field: 'eventId' } });
+    const missing = await rest.post('getevent', { token: '', eventId: 5001 });
+    expect(missing.body).toEqual({ error: { code: 'MISSING_PARAMETER', message: 'token is required', field: 'token' } });
   });
 
   it('wraps arrays, sends numbers as strings, adds unknown properties and bare page counts', async () => {

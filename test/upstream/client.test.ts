@@ -175,21 +175,7 @@ describe('tolerated variations', () => {
     expect((await client.call(LICENSEE_1001, 'getevent', { eventId: 5002 })).eventId).toBe(5002);
   });
 
-  // A message alone counts only on 401/403: on 200/400 it may echo a client's value (outages.test.ts).
-  it.each([
-    [200, 'code'],
-    [400, 'code'],
-    [401, 'message'],
-    [403, 'code'],
-    [403, 'message'],
-  ] as const)('re-authenticates once on a token rejection with status %s (%s)', async (status, form) => {
-    await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.variations = { tokenRejection: { status, form } };
-    emulator.state.revokeTokens();
-    const event = await client.call(LICENSEE_1001, 'getevent', { eventId: 5002 });
-    expect(event.eventId).toBe(5002);
-    expect(count(emulator, 'authenticate')).toBe(2);
-  });
+  // Token rejections in each form: token-rejections.test.ts.
 
   it('reads bare-integer page counts, wrapped arrays, numeric strings and unknown properties', async () => {
     emulator.state.variations = { bareIntegerPageCount: true, wrappedArrays: 'named', numericStrings: true, extraProperties: true };
@@ -275,7 +261,7 @@ describe('a bug in the call path', () => {
     const config = loadConfig({ LOG_LEVEL: 'error', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
     const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, createLogger('error', sink));
     const bug = new TypeError("Cannot read properties of undefined (reading 'token')");
-    vi.spyOn(gateway.upstream.tokens, 'get').mockRejectedValue(bug);
+    vi.spyOn(gateway.upstream.tokens, 'lease').mockRejectedValue(bug);
     const direct = await gateway.upstream.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch((e: unknown) => e);
     const res = await gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) });
     const body = (await res.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };

@@ -3,12 +3,12 @@ import { MemoryCacheStore } from '../../src/upstream/cache.ts';
 import { compose, type Send, type UpstreamCall } from '../../src/upstream/call.ts';
 import { classifyAnswer } from '../../src/upstream/classify.ts';
 import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
-import { AttemptFailure, TokenRejectedError, type UpstreamError } from '../../src/upstream/errors.ts';
+import { AttemptFailure, NotFoundError, TokenRejectedError, type UpstreamError } from '../../src/upstream/errors.ts';
 import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
 import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { tokenLayer } from '../../src/upstream/layers/token.ts';
 import { createBreaker } from '../../src/upstream/resilience.ts';
-import { TokenManager } from '../../src/upstream/tokens.ts';
+import { MemoryTokenStore, TokenManager, WORDS_RENEWAL_MS, type TokenStore } from '../../src/upstream/tokens.ts';
 import { clientFor, LICENSEE_1001, startStub, type StubService } from '../helpers/upstream.ts';
 
 /** Each layer of the call path on its own, with a fake `next`, and their order in the client. */
@@ -105,6 +105,55 @@ describe('token', () => {
     expect(sent).toEqual(['token-1', 'token-2']);
     expect(await tokens.holds(LICENSEE_1001)).toBe(false);
   });
+
+  const refusedInWords = (sent: (string | undefined)[]): Send => async (call) => {
+    sent.push(call.token);
+    throw new TokenRejectedError('refused', { refusal: new NotFoundError('group code "token is expired" not found') });
+  };
+
+  it('in words: passes the refusal on while the token is under 30 s old, renews once it is, and passes the refusal of the repeat on', async () => {
+    let now = 0;
+    let issued = 0;
+    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now });
+    const sent: (string | undefined)[] = [];
+    const send = tokenLayer(tokens)(refusedInWords(sent));
+    const outcome = () => send(callOf('getevent', { eventId: 1 })).catch((e: unknown) => (e as UpstreamError).code);
+    expect(await outcome()).toBe('NOT_FOUND');
+    now = WORDS_RENEWAL_MS - 1;
+    expect(await outcome()).toBe('NOT_FOUND');
+    expect(sent).toEqual(['token-1', 'token-1']);
+    now = WORDS_RENEWAL_MS;
+    expect(await outcome()).toBe('NOT_FOUND');
+    expect(sent).toEqual(['token-1', 'token-1', 'token-1', 'token-2']);
+    expect(await tokens.get(LICENSEE_1001)).toBe('token-2');
+  });
+
+  it('in words, with a token another call replaced meanwhile: repeats with that one, without an authenticate', async () => {
+    let issued = 0;
+    const tokens = new TokenManager(async () => `token-${++issued}`);
+    const stale = await tokens.lease(LICENSEE_1001);
+    await tokens.reject(LICENSEE_1001, stale.token);
+    const current = await tokens.get(LICENSEE_1001);
+    expect(await tokens.renewRefusedByWords(LICENSEE_1001, stale)).toMatchObject({ token: current });
+    expect(issued).toBe(2);
+  });
+
+  // Replicas whose clocks disagree share a token that looks older than it is to some of them: the
+  // token's age alone would then let every request renew it.
+  it('in words: a licensee’s token is renewed at most once per 30 s, even when new tokens look old', async () => {
+    let now = 0;
+    let issued = 0;
+    const store = new MemoryTokenStore();
+    const skewed: TokenStore = {
+      get: (id) => store.get(id),
+      set: (id, held) => store.set(id, { ...held, obtainedAt: held.obtainedAt - 60_000 }),
+      drop: (id, token) => store.drop(id, token),
+    };
+    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now, store: skewed });
+    const send = tokenLayer(tokens)(refusedInWords([]));
+    for (; now < 4 * WORDS_RENEWAL_MS; now += 1_000) await send(callOf('getevent', { eventId: 1 })).catch(() => undefined);
+    expect(issued).toBe(1 + 4);
+  });
 });
 
 describe('retry and breaker', () => {
@@ -158,7 +207,9 @@ describe('classification', () => {
       classifyAnswer(withToken, answer(status, body));
       return 'decoded';
     } catch (error) {
-      return error instanceof TokenRejectedError ? 'token' : (error as UpstreamError).code ?? (error as Error).name;
+      if (!(error instanceof TokenRejectedError)) return (error as UpstreamError).code ?? (error as Error).name;
+      // In words alone: what the answer means as a refusal, should the token layer not believe it.
+      return error.wordsOnly ? `token in words, else ${error.wordsOnly.refusal.code}` : 'token';
     }
   };
 
@@ -166,11 +217,18 @@ describe('classification', () => {
     [401, { error: { code: 'INVALID_TOKEN', message: 'token is invalid' } }, 'token'],
     [200, { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }, 'token'],
     [400, { error: { code: 'INVALID_PARAMETER', message: 'bad', field: 'token' } }, 'token'],
-    [403, { success: false, message: 'Invalid or expired token' }, 'token'],
     [401, undefined, 'token'],
-    // A client's value echoed back must not force an authenticate per request.
-    [400, { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } }, 'BAD_USER_INPUT'],
-    [200, { success: false, message: 'label1 "token invalid" is too long' }, 'UPSTREAM_ERROR'],
+    // Words alone, at any status that is no throttling or fault: they may echo a client's value.
+    [200, { success: false, message: 'Token is expired' }, 'token in words, else UPSTREAM_ERROR'],
+    [403, { success: false, message: 'Invalid or expired token' }, 'token in words, else UPSTREAM_ERROR'],
+    [401, { error: { message: 'unknown token' } }, 'token in words, else UPSTREAM_ERROR'],
+    [400, { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } }, 'token in words, else BAD_USER_INPUT'],
+    [404, { error: { code: 'NOT_FOUND', message: 'group code "token is expired" not found', field: 'groupCode' } }, 'token in words, else NOT_FOUND'],
+    [503, { error: { code: 'UNAVAILABLE', message: 'token service expired' } }, 'AttemptFailure'],
+    [429, { error: { code: 'RATE_LIMITED', message: 'too many invalid token requests' } }, 'AttemptFailure'],
+    // Neither: a refusal like any other.
+    [401, { error: { message: 'Unauthorized' } }, 'UPSTREAM_ERROR'],
+    [200, { success: false, message: 'label1 is too long' }, 'UPSTREAM_ERROR'],
   ] as const)('status %s with %j is %s', (status, body, expected) => {
     expect(classify(status, body)).toBe(expected);
   });

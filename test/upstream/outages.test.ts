@@ -166,8 +166,9 @@ describe('readiness', () => {
   });
 });
 
+// Words alone renew a token only once it is 30 s old (token-rejections.test.ts moves a fake clock past that).
 describe('token-rejection guess', () => {
-  it('a 400 whose message echoes "invalid token" from a client value is not a token rejection: no authenticate per request', async () => {
+  it('a 400 whose message echoes "invalid token" from a client value, token under 30 s old: passed on, no authenticate per request', async () => {
     const stub = await startStub((endpoint) =>
       endpoint === 'authenticate'
         ? TOKEN
@@ -182,7 +183,7 @@ describe('token-rejection guess', () => {
     expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(1);
   });
 
-  it('a 200 whose message alone names an invalid token is not a token rejection either', async () => {
+  it('a 200 whose message alone names an invalid token, token under 30 s old: passed on, no authenticate either', async () => {
     const stub = await startStub((endpoint) => (endpoint === 'authenticate' ? TOKEN : { status: 200, body: { success: false, message: 'Invalid token "x" in label1' } }));
     stubs.push(stub);
     const client = open({}, stub);
