@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
 import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
 import { estimateUpstreamCalls } from '../operations/cost.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * The audit trail (issue 8, "Audit trail without personal data"): one info line per GraphQL
@@ -126,7 +127,7 @@ export function useAuditResult(records: OperationRecords): Plugin {
       // A stream's results are not known here; its line carries no error codes.
       if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
       const results = Array.isArray(result) ? result : [result];
-      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+      record.errorCodes = results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)));
       if (Array.isArray(result)) return;
       // The response cache's hit or miss is part of the cost: shown to the clients that ask for it only.
       const shown = record.showCost ? withCost(result, record) : withoutCacheMetadata(result);

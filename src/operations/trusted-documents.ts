@@ -1,6 +1,7 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { Plugin } from 'graphql-yoga';
 import type { TrustedDocuments } from '../config/trusted-documents.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * Runs only the trusted documents, sent by id as `extensions.persistedQuery.sha256Hash` (Apollo's
@@ -13,14 +14,14 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
     extractPersistedOperationId: (params) => documentIdOf(params as { documentId?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } }),
     customErrors: {
       notFound: refusal(
-        'PERSISTED_QUERY_NOT_FOUND',
+        ErrorCode.PERSISTED_QUERY_NOT_FOUND,
         'No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client\'s operations and deploy it with the gateway.',
       ),
       persistedQueryOnly: refusal(
-        'BAD_USER_INPUT',
+        ErrorCode.BAD_USER_INPUT,
         'This gateway runs only trusted documents: send the document\'s id as documentId or extensions.persistedQuery.sha256Hash, not its text.',
       ),
-      keyNotFound: refusal('BAD_USER_INPUT', 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
+      keyNotFound: refusal(ErrorCode.BAD_USER_INPUT, 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
     },
   }) as Plugin;
 }
@@ -32,6 +33,6 @@ function documentIdOf(params: { documentId?: unknown; extensions?: { persistedQu
   return id.startsWith('sha256:') ? id.slice('sha256:'.length) : id;
 }
 
-function refusal(code: string, message: string) {
+function refusal(code: ErrorCode, message: string) {
   return { message, extensions: { code, http: { status: 400 } } };
 }

@@ -5,7 +5,10 @@ import { idNumbers } from '../resolvers/ids.ts';
 import { resolveHotelReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import type { HotelFilter as HotelFilterShape } from '../resolvers/models.ts';
+import { HOTEL_STATUSES } from '../upstream/vocabulary.ts';
 import { HotelStatus, known } from './enums.ts';
+import type { SameShape } from './input-shape.ts';
 import { HotelRef, isNode, rawDescription } from './refs.ts';
 import { wantsPartnerview } from './selection.ts';
 
@@ -27,6 +30,7 @@ export const HotelFilter = builder.inputType('HotelFilter', {
     status: t.field({ type: HotelStatus, description: 'Enabled or disabled for the event.' }),
   }),
 });
+true satisfies SameShape<typeof HotelFilter.$inferInput, HotelFilterShape>;
 
 builder.asEntity(HotelRef, {
   key: builder.selection<{ eventId: number; hotelId: number }>('eventId hotelId'),
@@ -51,7 +55,7 @@ builder.node(HotelRef, {
     zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.' }),
     country: t.exposeString('country', { nullable: true, description: 'Country.' }),
     phone: t.exposeString('phone', { nullable: true, description: 'Phone number.' }),
-    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', resolve: (h) => known(['enabled', 'disabled'] as const, h.status) }),
+    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', resolve: (h) => known(HOTEL_STATUSES, h.status) }),
     starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.' }),
     distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.' }),
     partnerHotelId: t.string({

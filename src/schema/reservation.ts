@@ -1,12 +1,14 @@
 import { getCustomField } from '../resolvers/custom-field.ts';
 import { getEvent } from '../resolvers/event.ts';
-import type { ReservationModel } from '../resolvers/models.ts';
+import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
+import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
+import type { SameShape } from './input-shape.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { hotelOf } from './hotel.ts';
 import { ALL_FLAGS, reservationFlags } from './selection.ts';
@@ -15,8 +17,6 @@ type Room = ReservationModel['rooms'][number];
 type Contact = NonNullable<ReservationModel['contact']>;
 type Rate = Room['nightlyRates'][number];
 type FieldValue = NonNullable<ReservationModel['customFields']>[number];
-
-const RESERVATION_STATUSES = ['new', 'accepted', 'cancelled', 'declined'] as const;
 
 export const ReservationFilter = builder.inputType('ReservationFilter', {
   description: 'Criteria for reservations; all given ones must match. Text criteria match whole values, in any case.',
@@ -40,6 +40,7 @@ export const ReservationFilter = builder.inputType('ReservationFilter', {
     }),
   }),
 });
+true satisfies SameShape<typeof ReservationFilter.$inferInput, ReservationFilterShape>;
 
 export const NightlyRate = builder.objectRef<Rate>('NightlyRate').implement({
   description: 'The rate of one night.',
@@ -64,7 +65,7 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
     roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.' }),
     roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.' }),
     roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.' }),
-    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', resolve: (r) => known(['active', 'cancelled'] as const, r.status) }),
+    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', resolve: (r) => known(ROOM_STATUSES, r.status) }),
     arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', resolve: (r) => r.arrivalDate ?? null }),
     departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', resolve: (r) => r.departureDate ?? null }),
     occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.' }),
