@@ -2,6 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { endingWhen } from '../operations/streams.ts';
 import { hasExpired, type Principal } from './principal.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * A credential that expires ends what it opened. Over HTTP every request shows its credential
@@ -13,7 +14,7 @@ import { hasExpired, type Principal } from './principal.ts';
 
 export const EXPIRED_MESSAGE = 'The token has expired: reconnect with a fresh token.';
 
-export const expiredError = () => createGraphQLError(EXPIRED_MESSAGE, { extensions: { code: 'UNAUTHENTICATED' } });
+export const expiredError = () => createGraphQLError(EXPIRED_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } });
 
 /** setTimeout's longest delay; a later moment is waited for in steps. */
 const LONGEST_DELAY_MS = 2 ** 31 - 1;

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { stableKey } from '../upstream/cache.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
+import type { ReservationStatus } from '../upstream/vocabulary.ts';
 
 /** What happened to a reservation between two looks at it. */
-export type ChangeKind = 'CREATED' | 'CHANGED' | 'CANCELLED';
+export const CHANGE_KINDS = ['CREATED', 'CHANGED', 'CANCELLED'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** One change as subscribers receive it: the record's latest state, as the service holds it. */
 export interface ReservationChange {
@@ -29,7 +31,7 @@ export function contentHash(reservation: ReservationModel): string {
   return createHash('sha256').update(stableKey(reservation.raw ?? reservation)).digest('base64url').slice(0, 16);
 }
 
-const isCancelled = (reservation: ReservationModel) => reservation.status === 'cancelled';
+const isCancelled = (reservation: ReservationModel) => reservation.status === ('cancelled' satisfies ReservationStatus);
 
 /**
  * The kind of a record seen now: CANCELLED when it is cancelled and was not when

@@ -6,6 +6,7 @@ import { ChangeFeed } from './feed.ts';
 import { RedisFeedRegistry } from './redis-registry.ts';
 import { LocalFeedRegistry, type FeedRegistry } from './registry.ts';
 import { upstreamSource } from './upstream-source.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 export interface FeedSettings {
   /** CHANGES_POLL_INTERVAL_MS. */
@@ -38,7 +39,7 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
       budgetUsed: async () => (await upstream.budget.used(licensee.systemIdentifier)) / upstream.budget.effectiveLimitOf(licensee.systemIdentifier),
       // Codes only: a poll's failure is logged without its parameters or any record.
       onPollError: (error) =>
-        settings.logger?.warn({ licensee: licensee.systemIdentifier, eventId, code: error instanceof UpstreamError ? error.code : 'INTERNAL_SERVER_ERROR' }, 'change feed poll failed; polling again at the next interval'),
+        settings.logger?.warn({ licensee: licensee.systemIdentifier, eventId, code: error instanceof UpstreamError ? error.code : ErrorCode.INTERNAL_SERVER_ERROR }, 'change feed poll failed; polling again at the next interval'),
     });
   return settings.redis
     ? new RedisFeedRegistry(settings.redis, createFeed, { leaseMs: leaseMsFor(settings.intervalMs), ...(settings.logger ? { logger: settings.logger } : {}) })

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dayOf, MAX_YEAR, MIN_YEAR, parseIsoDay } from './dates.ts';
 import { faultsSchema } from './faults.ts';
-import type { ReservationRecord, RoomRecord } from './model.ts';
+import { RESERVATION_STATUSES, type ReservationRecord, type RoomRecord } from './model.ts';
 import type { EmulatorState } from './state.ts';
 import { variationsSchema } from './variations.ts';
 
@@ -18,7 +18,7 @@ const bookingSchema = z.strictObject({
   roomTypeId: z.number().int().optional(),
   arrivalDate: isoDay.optional(),
   departureDate: isoDay.optional(),
-  status: z.enum(['new', 'accepted', 'cancelled', 'declined']).optional(),
+  status: z.enum(RESERVATION_STATUSES).optional(),
   groupCode: z.string().nullable().optional(),
   attendeeId: z.string().optional(),
   registrationEventId: z.string().optional(),

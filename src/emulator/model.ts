@@ -2,6 +2,17 @@ import type { Day } from './dates.ts';
 
 /** The emulator's records. Dates are kept as numbers (Day or epoch ms) and formatted on the way out. */
 
+/** The service's statuses (upstream contract), as records hold them and filters name them. */
+export const RESERVATION_STATUSES = ['new', 'accepted', 'cancelled', 'declined'] as const;
+export type ReservationStatus = (typeof RESERVATION_STATUSES)[number];
+export const ROOM_STATUSES = ['active', 'cancelled'] as const;
+export type RoomStatus = (typeof ROOM_STATUSES)[number];
+export const HOTEL_STATUSES = ['enabled', 'disabled'] as const;
+export type HotelStatus = (typeof HOTEL_STATUSES)[number];
+
+/** A new or accepted reservation holds its active rooms: they count as picked up from the block. */
+export const holdsRooms = (status: ReservationStatus) => status === 'new' || status === 'accepted';
+
 export interface Licensee {
   systemIdentifier: string;
   key: string;
@@ -41,7 +52,7 @@ export interface HotelRecord {
   zip: string;
   country: string;
   phone: string;
-  status: 'enabled' | 'disabled';
+  status: HotelStatus;
   starRating: number;
   distanceMiles: number;
   partnerHotelId: string;
@@ -82,15 +93,13 @@ export interface RoomRecord {
   roomId: number;
   roomTypeId: number;
   roomType: string;
-  status: 'active' | 'cancelled';
+  status: RoomStatus;
   arrivalDay: Day;
   departureDay: Day;
   occupancy: number;
   guests: { firstName: string; lastName: string }[];
   nightlyRates: { day: Day; amount: number; currency: string }[];
 }
-
-export type ReservationStatus = 'new' | 'accepted' | 'cancelled' | 'declined';
 
 export interface ReservationRecord {
   reservationNumber: number;

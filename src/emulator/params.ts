@@ -30,6 +30,24 @@ export interface ParamSpec {
 export type ParamSpecs = Record<string, ParamSpec>;
 export type Params = Record<string, unknown>;
 
+/** What readParams makes of a value of each type. */
+type ValueOf<T extends ParamType> = T extends 'int' | 'timestamp'
+  ? number
+  : T extends 'bool'
+    ? boolean
+    : T extends 'string'
+      ? string
+      : T extends 'day' | 'isoDay'
+        ? Day
+        : T extends 'jsonObject'
+          ? [string, unknown][]
+          : T extends readonly (infer V)[]
+            ? V
+            : unknown;
+
+/** The parameters readParams gives for `specs` (declared `satisfies ParamSpecs`, so their types stay literal). */
+export type ValuesOf<S extends ParamSpecs> = { [K in keyof S]?: ValueOf<S[K]['type']> };
+
 const MAX_DEFAULT = 255;
 
 /**

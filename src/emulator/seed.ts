@@ -1,19 +1,20 @@
 import { Faker, en } from '@faker-js/faker';
 import { DAY, dayOf } from './dates.ts';
-import type {
-  AnswerRecord,
-  AttendeeRecord,
-  Contact,
-  DemoData,
-  EventRecord,
-  GroupCodeRecord,
-  HotelRecord,
-  Licensee,
-  QuestionRecord,
-  ReservationRecord,
-  ReservationStatus,
-  RoomRecord,
-  RoomTypeRecord,
+import {
+  holdsRooms,
+  type AnswerRecord,
+  type AttendeeRecord,
+  type Contact,
+  type DemoData,
+  type EventRecord,
+  type GroupCodeRecord,
+  type HotelRecord,
+  type Licensee,
+  type QuestionRecord,
+  type ReservationRecord,
+  type ReservationStatus,
+  type RoomRecord,
+  type RoomTypeRecord,
 } from './model.ts';
 
 /**
@@ -248,7 +249,7 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
         rooms,
       };
       reservations.push(reservation);
-      if (status === 'new' || status === 'accepted') {
+      if (holdsRooms(status)) {
         for (const room of rooms) {
           if (room.status !== 'active') continue;
           for (let d = room.arrivalDay; d < room.departureDay; d++) {

@@ -1,16 +1,17 @@
 import { DAY } from './dates.ts';
 import type { RawJson } from './route.ts';
-import type {
-  AnswerRecord,
-  AttendeeRecord,
-  CustomFieldRecord,
-  DemoData,
-  EventRecord,
-  GroupCodeRecord,
-  HotelRecord,
-  Licensee,
-  QuestionRecord,
-  ReservationRecord,
+import {
+  holdsRooms,
+  type AnswerRecord,
+  type AttendeeRecord,
+  type CustomFieldRecord,
+  type DemoData,
+  type EventRecord,
+  type GroupCodeRecord,
+  type HotelRecord,
+  type Licensee,
+  type QuestionRecord,
+  type ReservationRecord,
 } from './model.ts';
 
 const RETENTION_MS = 90 * DAY;
@@ -111,7 +112,7 @@ export class Store {
   pickupOf(eventId: number): Map<string, number> {
     const pickup = new Map<string, number>();
     for (const r of this.reservationsByEvent.get(eventId) ?? []) {
-      if (r.status !== 'new' && r.status !== 'accepted') continue;
+      if (!holdsRooms(r.status)) continue;
       for (const room of r.rooms) {
         if (room.status !== 'active') continue;
         for (let d = room.arrivalDay; d < room.departureDay; d++) {

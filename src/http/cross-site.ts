@@ -1,5 +1,6 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createGraphQLError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 
 type CorsSetting = YogaServerOptions<object, object>['cors'];
 
@@ -25,7 +26,7 @@ export function useCsrfPrevention(): Plugin {
       } catch {
         throw createGraphQLError(
           `This request could come from a page of another site: a GET, or a POST that is not application/json, needs a non-empty header ${PREFLIGHT_HEADERS.join(', ')} (for example GraphQL-Preflight: 1).`,
-          { extensions: { code: 'BAD_REQUEST', http: { status: 403 } } },
+          { extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 403 } } },
         );
       }
     },

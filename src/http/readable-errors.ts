@@ -1,5 +1,6 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * Yoga's answers to requests it cannot read, made readable: a `variables` or `extensions`
@@ -51,7 +52,7 @@ export function useReadableHttpErrors(): Plugin {
 function withCodes<T extends ExecutionResult>(result: T): T {
   if (!result.errors?.some((error) => needsCode(error))) return result;
   const errors = result.errors.map((error) =>
-    needsCode(error) ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } }) : error,
+    needsCode(error) ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: ErrorCode.BAD_USER_INPUT } }) : error,
   );
   return { ...result, errors };
 }
@@ -63,13 +64,13 @@ function checkJson(name: string, text: string): void {
     JSON.parse(text);
   } catch (error) {
     throw createGraphQLError(`The ${name} parameter is not valid JSON (${(error as Error).message}).`, {
-      extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+      extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
     });
   }
 }
 
 function errorResponse(fetchAPI: { Response: typeof Response }, status: number, message: string, headers: Headers): Response {
-  const body = JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+  const body = JSON.stringify({ errors: [{ message, extensions: { code: ErrorCode.BAD_REQUEST } }] });
   const merged = new Headers(headers);
   merged.set('content-type', 'application/json; charset=utf-8');
   return new fetchAPI.Response(body, { status, headers: merged });

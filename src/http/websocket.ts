@@ -21,6 +21,7 @@ import {
 } from '../observability/audit.ts';
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 export interface WebSocketTransport {
   close(): Promise<void>;
@@ -102,7 +103,7 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
       },
       async onSubscribe(ctx, id, payload) {
         const socket = state.get(ctx.extra);
-        if (!socket) return [createGraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } })];
+        if (!socket) return [createGraphQLError('Not authenticated.', { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
         // Each operation gets a request of its own, as on HTTP: the context reads its principal from it.
         const request = requestOf(ctx.extra.request.headers, ctx.connectionParams);
         const record = options.records.start(request);
@@ -142,17 +143,17 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
       document = parse(query);
     } catch (error) {
       // graphql-js' syntax errors carry no code; HTTP answers them with this one.
-      if (error instanceof GraphQLError && !error.extensions.code) return [withCode(error, 'GRAPHQL_PARSE_FAILED')];
+      if (error instanceof GraphQLError && !error.extensions.code) return [withCode(error, ErrorCode.GRAPHQL_PARSE_FAILED)];
       throw error;
     }
     const errors: readonly GraphQLError[] = validate(schema, document);
-    if (errors.length > 0) return errors.map((error) => (error.extensions.code ? error : withCode(error, 'GRAPHQL_VALIDATION_FAILED')));
+    if (errors.length > 0) return errors.map((error) => (error.extensions.code ? error : withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED)));
     const operation = getOperationAST(document, payload.operationName ?? undefined);
     if (operation?.operation === 'subscription') {
       if (socket.subscriptions.size >= options.subscriptionsPerSocket) {
         return [
           createGraphQLError(`This socket already has ${options.subscriptionsPerSocket} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): complete one first.`, {
-            extensions: { code: 'RATE_LIMITED', limit: 'SUBSCRIPTIONS_PER_CLIENT' },
+            extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' },
           }),
         ];
       }

@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
 import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
 import { estimateUpstreamCalls } from '../operations/cost.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * The audit trail (README, "Audit trail"), without personal data: one info line per GraphQL
@@ -121,7 +122,7 @@ export function logOperation(logger: AuditLogger | undefined, records: Operation
 
 /** The error codes of results as the client receives them (an error without a code is masked). */
 export function errorCodesOf(results: readonly ExecutionResult[]): string[] {
-  return results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+  return results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { UpstreamError } from '../upstream/errors.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * The gateway's own coded errors pass through with their extensions.code (and retryAfterSeconds or
@@ -21,5 +22,5 @@ export function maskError(error: unknown, logger?: Logger): Error {
   }
   if (graphqlError && (!graphqlError.originalError || graphqlError.originalError.name === 'GraphQLError')) return graphqlError;
   logger?.error({ err: original instanceof Error ? original : String(original) }, 'unexpected error');
-  return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  return new GraphQLError('Unexpected error.', { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } });
 }

@@ -6,6 +6,7 @@ import { GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/environment.ts';
 import { estimateUpstreamCalls } from './cost.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * The limits a document must pass before anything runs: its size in tokens (while parsing), its
@@ -30,7 +31,7 @@ export function useQueryLimits(limits: QueryLimits, maxUpstreamCalls: number): P
 function limitError(error: GraphQLError, setting: string, advice: string): GraphQLError {
   const measured = error.message.replace(/^Syntax Error: /, '');
   return new GraphQLError(`${measured} The gateway's ${setting} setting sets this limit: ${advice}. Nothing was sent to the reservation service.`, {
-    extensions: { code: 'BAD_USER_INPUT', limit: setting },
+    extensions: { code: ErrorCode.BAD_USER_INPUT, limit: setting },
   });
 }
 
@@ -62,7 +63,7 @@ function useUpstreamCostLimit(maxCalls: number): Plugin {
         errors: [
           new GraphQLError(
             `This operation could make ${estimatedCalls} or more calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
-            { extensions: { code: 'QUERY_TOO_COSTLY', estimatedCalls, maxCalls } },
+            { extensions: { code: ErrorCode.QUERY_TOO_COSTLY, estimatedCalls, maxCalls } },
           ),
         ],
       });

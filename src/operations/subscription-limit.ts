@@ -2,6 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
 import { whenEnded } from './streams.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * SUBSCRIPTIONS_PER_CLIENT: live subscriptions one principal (a client of a licensee) may hold at
@@ -44,7 +45,7 @@ export function useSubscriptionLimit(slots: SubscriptionSlots, limit: number, pr
       const release = await slots.acquire(principalKey(principal));
       if (!release) {
         const message = `This client already has ${limit} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): end one before opening another.`;
-        return setResultAndStopExecution({ errors: [createGraphQLError(message, { extensions: { code: 'RATE_LIMITED', limit: 'SUBSCRIPTIONS_PER_CLIENT' } })] });
+        return setResultAndStopExecution({ errors: [createGraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' } })] });
       }
       return {
         onSubscribeResult({ result, setResult }) {

@@ -1,18 +1,19 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { TrustedDocuments } from '../config/trusted-documents.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 /** The refusals, the same on every door. */
 const REFUSALS = {
   notFound: refusal(
-    'PERSISTED_QUERY_NOT_FOUND',
+    ErrorCode.PERSISTED_QUERY_NOT_FOUND,
     'No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client\'s operations and deploy it with the gateway.',
   ),
   persistedQueryOnly: refusal(
-    'BAD_USER_INPUT',
+    ErrorCode.BAD_USER_INPUT,
     'This gateway runs only trusted documents: send the document\'s id as documentId or extensions.persistedQuery.sha256Hash, not its text.',
   ),
-  keyNotFound: refusal('BAD_USER_INPUT', 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
+  keyNotFound: refusal(ErrorCode.BAD_USER_INPUT, 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
 };
 
 /** What a request names: an id, its text, or both (GraphQL over HTTP's body, a graphql-ws payload). */
@@ -53,6 +54,6 @@ function documentIdOf(params: DocumentParams): string | null {
   return id.startsWith('sha256:') ? id.slice('sha256:'.length) : id;
 }
 
-function refusal(code: string, message: string) {
+function refusal(code: ErrorCode, message: string) {
   return { message, extensions: { code, http: { status: 400 } } };
 }

@@ -2,7 +2,7 @@ import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { checkIdList } from './ids.ts';
 import { orNull } from './request-calls.ts';
-import type { EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
+import type { CriteriaOf, EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
 
 export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventModel | null> {
   return orNull(ctx.calls.read('getevent', { eventId }));
@@ -29,12 +29,7 @@ export async function listPickup(ctx: GatewayContext, eventId: number): Promise<
   return (await ctx.calls.read('getpickup', { eventId })).map((p) => ({ ...p, eventId }));
 }
 
-export interface ShoppingViewArgs {
-  checkInDate?: string | null;
-  checkOutDate?: string | null;
-  scope?: 'full' | 'simple' | null;
-  showPastCutoff?: boolean | null;
-}
+export type ShoppingViewArgs = CriteriaOf<'getshoppingviewhotels', 'eventId'>;
 
 export async function listShoppingViewHotels(ctx: GatewayContext, eventId: number, args: ShoppingViewArgs): Promise<ShoppingViewHotelModel[]> {
   const list = await ctx.calls.read('getshoppingviewhotels', {

@@ -1,16 +1,8 @@
 import type { GatewayContext } from './context.ts';
 import { orNull } from './request-calls.ts';
-import type { HotelModel } from './models.ts';
+import type { HotelFilter, HotelModel } from './models.ts';
 import { checkParams } from '../upstream/params.ts';
 import { checkInput } from './validate.ts';
-
-export interface HotelFilter {
-  hotelId?: number | null;
-  hotelName?: string | null;
-  city?: string | null;
-  state?: string | null;
-  status?: 'enabled' | 'disabled' | null;
-}
 
 const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase() === b.toLowerCase();
 

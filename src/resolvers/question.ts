@@ -3,6 +3,7 @@ import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
 import { mapPageOnce, sourceKey, type PagedSource } from '../connections/paged-source.ts';
 import { resolveWindow, type Connection, type WindowArgs } from '../connections/window.ts';
+import { questionType } from '../upstream/vocabulary.ts';
 import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */
@@ -35,22 +36,13 @@ export function listAnswers(ctx: GatewayContext, eventId: number, window: Window
   return resolveWindow(answerSource(ctx, eventId), window);
 }
 
-export interface SaveEventQuestionInput {
-  eventId: number;
-  questionId: number;
-  question: string;
-  type: 1 | 2;
-  options?: { value: string; label: string }[] | null;
-  enabled: boolean;
-}
-
 // Lengths, counts and distinct values are the endpoint table's rules (posteventquestion).
 const saveSchema = z
   .object({
     eventId: z.number().int().min(0),
     questionId: z.number().int().min(0),
     question: z.string().trim().min(1, 'must not be empty'),
-    type: z.union([z.literal(1), z.literal(2)]),
+    type: questionType,
     options: z.array(z.object({ value: z.string(), label: z.string() })).nullish(),
     enabled: z.boolean(),
   })
@@ -58,6 +50,8 @@ const saveSchema = z
     if (q.type === 2 && !q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are required for a SELECT_BOX question' });
     if (q.type === 1 && q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are only for a SELECT_BOX question' });
   });
+
+export type SaveEventQuestionInput = z.input<typeof saveSchema>;
 
 /** Registers (or replaces) a question; the select box's options go upstream as a value → label object. */
 export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {

@@ -4,13 +4,10 @@ import type { FeedMembership } from '../changes/registry.ts';
 import { upstreamSource } from '../changes/upstream-source.ts';
 import { BadInputError, NotFoundError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
+import type { ReservationFilter } from './models.ts';
 
-export interface ReservationChangeFilter {
-  hotelId?: number | null;
-  groupCode?: string | null;
-  reservationStatus?: 'new' | 'accepted' | 'cancelled' | 'declined' | null;
-  attendeeId?: string | null;
-}
+/** The reservation filter's criteria that a subscriber's filter has (applied by the gateway to each change). */
+export type ReservationChangeFilter = Pick<ReservationFilter, 'hotelId' | 'groupCode' | 'reservationStatus' | 'attendeeId'>;
 
 export interface ReservationChangeArgs {
   eventId: number;

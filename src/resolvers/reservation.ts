@@ -3,29 +3,11 @@ import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import type { GatewayContext } from './context.ts';
 import { orNull } from './request-calls.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
-import type { ReservationModel } from './models.ts';
+import type { ReservationFilter, ReservationModel } from './models.ts';
 import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from '../connections/paged-source.ts';
 import { resolveWindow, type Connection, type StreamableConnection, type WindowArgs, type WindowOptions } from '../connections/window.ts';
 import { checkParams } from '../upstream/params.ts';
 import { checkInput, validate } from './validate.ts';
-
-export interface ReservationFilter {
-  reservationNumber?: number | null;
-  hotelId?: number | null;
-  contactEmail?: string | null;
-  contactLastName?: string | null;
-  guestLastName?: string | null;
-  confirmationNumber?: string | null;
-  groupCode?: string | null;
-  reservationStatus?: 'new' | 'accepted' | 'cancelled' | 'declined' | null;
-  roomStatus?: 'active' | 'cancelled' | null;
-  companyName?: string | null;
-  label1?: string | null;
-  label2?: string | null;
-  attendeeId?: string | null;
-  /** ISO 8601 instant; upstream compares whole minutes, so the minute it falls in is included. */
-  modifiedAfter?: string | null;
-}
 
 /** The optional detail groups a selection needs (the rest of a reservation comes without flags). */
 export interface ReservationFlags {

@@ -1,46 +1,62 @@
+import {
+  HOTEL_STATUSES,
+  QUESTION_TYPES,
+  RESERVATION_STATUSES,
+  ROOM_STATUSES,
+  SHOPPING_VIEW_SCOPES,
+} from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 
-/** Enums carry the service's lower-case values, so resolvers pass them on as they are. */
-export const ReservationStatus = builder.enumType('ReservationStatus', {
-  description: 'State of a reservation.',
-  values: {
-    NEW: { value: 'new', description: 'Made, not yet accepted by the hotel.' },
-    ACCEPTED: { value: 'accepted', description: 'Accepted by the hotel.' },
-    CANCELLED: { value: 'cancelled', description: 'Cancelled.' },
-    DECLINED: { value: 'declined', description: 'Declined by the hotel.' },
-  } as const,
+/**
+ * A GraphQL enum over a vocabulary defined beside what it describes (the service's in
+ * upstream/vocabulary.ts, the change feed's in changes/change.ts): its values are that
+ * vocabulary's, so resolvers pass them on as they are. Each is named by its upper-case spelling
+ * unless `names` says otherwise; `about` describes each value, and a value missing from it (or one
+ * the vocabulary does not have) fails the typecheck.
+ */
+export function vocabularyEnum<const V extends string | number>(
+  name: string,
+  description: string,
+  values: readonly V[],
+  about: Record<V, string>,
+  names: Record<V, string> | null = null,
+) {
+  const config: Record<string, { value: V; description: string }> = {};
+  for (const value of values) {
+    config[names?.[value] ?? String(value).toUpperCase()] = { value, description: about[value] };
+  }
+  return builder.enumType(name, { description, values: config });
+}
+
+export const ReservationStatus = vocabularyEnum('ReservationStatus', 'State of a reservation.', RESERVATION_STATUSES, {
+  new: 'Made, not yet accepted by the hotel.',
+  accepted: 'Accepted by the hotel.',
+  cancelled: 'Cancelled.',
+  declined: 'Declined by the hotel.',
 });
 
-export const RoomStatus = builder.enumType('RoomStatus', {
-  description: 'State of a room within a reservation.',
-  values: {
-    ACTIVE: { value: 'active', description: 'The room is booked.' },
-    CANCELLED: { value: 'cancelled', description: 'The room was cancelled.' },
-  } as const,
+export const RoomStatus = vocabularyEnum('RoomStatus', 'State of a room within a reservation.', ROOM_STATUSES, {
+  active: 'The room is booked.',
+  cancelled: 'The room was cancelled.',
 });
 
-export const HotelStatus = builder.enumType('HotelStatus', {
-  description: 'State of a hotel within an event.',
-  values: {
-    ENABLED: { value: 'enabled', description: 'Offered for the event.' },
-    DISABLED: { value: 'disabled', description: 'Assigned to the event but not offered.' },
-  } as const,
+export const HotelStatus = vocabularyEnum('HotelStatus', 'State of a hotel within an event.', HOTEL_STATUSES, {
+  enabled: 'Offered for the event.',
+  disabled: 'Assigned to the event but not offered.',
 });
 
-export const QuestionType = builder.enumType('QuestionType', {
-  description: 'How a question is shown to the attendee during reservation.',
-  values: {
-    TEXT_AREA: { value: 1, description: 'A free-text area (type 1 upstream).' },
-    SELECT_BOX: { value: 2, description: 'A select box of options (type 2 upstream).' },
-  } as const,
-});
+export const QuestionType = vocabularyEnum(
+  'QuestionType',
+  'How a question is shown to the attendee during reservation.',
+  QUESTION_TYPES,
+  { 1: 'A free-text area (type 1 upstream).', 2: 'A select box of options (type 2 upstream).' },
+  { 1: 'TEXT_AREA', 2: 'SELECT_BOX' },
+);
 
-export const ShoppingViewScope = builder.enumType('ShoppingViewScope', {
-  description: 'How much of each hotel the shopping view returns.',
-  values: {
-    FULL: { value: 'full', description: 'Hotel details, and with dates the available rooms and their nightly rates.' },
-    SIMPLE: { value: 'simple', description: 'Name and, with dates, the lowest rate.' },
-  } as const,
+const scopeDescription = 'How much of each hotel the shopping view returns.';
+export const ShoppingViewScope = vocabularyEnum('ShoppingViewScope', scopeDescription, SHOPPING_VIEW_SCOPES, {
+  full: 'Hotel details, and with dates the available rooms and their nightly rates.',
+  simple: 'Name and, with dates, the lowest rate.',
 });
 
 /** An upstream value the schema does not know becomes null (it stays visible in `raw`). */

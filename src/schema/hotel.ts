@@ -6,7 +6,10 @@ import { resolveHotelReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { costsNothing } from './cost.ts';
+import type { HotelFilter as HotelFilterShape } from '../resolvers/models.ts';
+import { HOTEL_STATUSES } from '../upstream/vocabulary.ts';
 import { HotelStatus, known } from './enums.ts';
+import type { SameShape } from './input-shape.ts';
 import { HotelRef, isNode, rawDescription } from './refs.ts';
 import { wantsPartnerview } from './selection.ts';
 
@@ -28,6 +31,7 @@ export const HotelFilter = builder.inputType('HotelFilter', {
     status: t.field({ type: HotelStatus, description: 'Enabled or disabled for the event.' }),
   }),
 });
+true satisfies SameShape<typeof HotelFilter.$inferInput, HotelFilterShape>;
 
 builder.asEntity(HotelRef, {
   key: builder.selection<{ eventId: number; hotelId: number }>('eventId hotelId'),
@@ -52,7 +56,7 @@ builder.node(HotelRef, {
     zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.', ...costsNothing }),
     country: t.exposeString('country', { nullable: true, description: 'Country.', ...costsNothing }),
     phone: t.exposeString('phone', { nullable: true, description: 'Phone number.', ...costsNothing }),
-    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', ...costsNothing, resolve: (h) => known(['enabled', 'disabled'] as const, h.status) }),
+    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', ...costsNothing, resolve: (h) => known(HOTEL_STATUSES, h.status) }),
     starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.', ...costsNothing }),
     distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.', ...costsNothing }),
     partnerHotelId: t.string({

@@ -5,6 +5,7 @@ import { resolveQuestionReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, defaultQuestionList, oncePerEvent, oneWrite, reservationOfEach } from './cost.ts';
+import { QUESTION_TYPES } from '../upstream/vocabulary.ts';
 import { known, QuestionType } from './enums.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, rawDescription, ReservationRef } from './refs.ts';
@@ -35,7 +36,7 @@ builder.node(EventQuestionRef, {
     eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.', ...costsNothing }),
     questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.', ...costsNothing }),
     question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.', ...costsNothing }),
-    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', ...costsNothing, resolve: (q) => known([1, 2] as const, q.type) }),
+    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', ...costsNothing, resolve: (q) => known(QUESTION_TYPES, q.type) }),
     options: t.field({
       type: [QuestionOption],
       nullable: true,

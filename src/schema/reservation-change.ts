@@ -1,17 +1,15 @@
-import type { ReservationChange as ChangeModel } from '../changes/change.ts';
-import { subscribeReservationChanges } from '../resolvers/reservation-change.ts';
+import { CHANGE_KINDS, type ReservationChange as ChangeModel } from '../changes/change.ts';
+import { subscribeReservationChanges, type ReservationChangeFilter as ReservationChangeFilterShape } from '../resolvers/reservation-change.ts';
 import { builder } from './builder.ts';
 import { changeFeed, costs, costsNothing } from './cost.ts';
-import { ReservationStatus } from './enums.ts';
+import { ReservationStatus, vocabularyEnum } from './enums.ts';
+import type { SameShape } from './input-shape.ts';
 import { ReservationRef } from './refs.ts';
 
-const ReservationChangeKind = builder.enumType('ReservationChangeKind', {
-  description: 'What happened to a reservation.',
-  values: {
-    CREATED: { description: 'Made since the subscription began (or since `since`), and not cancelled.' },
-    CHANGED: { description: 'Changed in any other way (a cancelled reservation changed again is CHANGED).' },
-    CANCELLED: { description: 'Cancelled since it was last seen (or first seen already cancelled, made and cancelled in between).' },
-  } as const,
+const ReservationChangeKind = vocabularyEnum('ReservationChangeKind', 'What happened to a reservation.', CHANGE_KINDS, {
+  CREATED: 'Made since the subscription began (or since `since`), and not cancelled.',
+  CHANGED: 'Changed in any other way (a cancelled reservation changed again is CHANGED).',
+  CANCELLED: 'Cancelled since it was last seen (or first seen already cancelled, made and cancelled in between).',
 });
 
 const ReservationChange = builder.objectRef<ChangeModel>('ReservationChange').implement({
@@ -33,6 +31,7 @@ const ReservationChangeFilter = builder.inputType('ReservationChangeFilter', {
     attendeeId: t.string({ description: 'Reservations linked to this attendee (any case).' }),
   }),
 });
+true satisfies SameShape<typeof ReservationChangeFilter.$inferInput, ReservationChangeFilterShape>;
 
 builder.subscriptionField('reservationChanged', (t) =>
   t.field({

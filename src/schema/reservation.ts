@@ -1,13 +1,15 @@
 import { getCustomField } from '../resolvers/custom-field.ts';
 import { getEvent } from '../resolvers/event.ts';
-import type { ReservationModel } from '../resolvers/models.ts';
+import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
 import { internalOnly } from './federation.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
+import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
+import type { SameShape } from './input-shape.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, rawDescription, ReservationRef } from './refs.ts';
 import { hotelOf } from './hotel.ts';
 import { ALL_FLAGS, reservationFlags } from './selection.ts';
@@ -16,8 +18,6 @@ type Room = ReservationModel['rooms'][number];
 type Contact = NonNullable<ReservationModel['contact']>;
 type Rate = Room['nightlyRates'][number];
 type FieldValue = NonNullable<ReservationModel['customFields']>[number];
-
-const RESERVATION_STATUSES = ['new', 'accepted', 'cancelled', 'declined'] as const;
 
 export const ReservationFilter = builder.inputType('ReservationFilter', {
   description: 'Criteria for reservations; all given ones must match. Text criteria match whole values, in any case.',
@@ -41,6 +41,7 @@ export const ReservationFilter = builder.inputType('ReservationFilter', {
     }),
   }),
 });
+true satisfies SameShape<typeof ReservationFilter.$inferInput, ReservationFilterShape>;
 
 export const NightlyRate = builder.objectRef<Rate>('NightlyRate').implement({
   description: 'The rate of one night.',
@@ -65,7 +66,7 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
     roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.', ...costsNothing }),
     roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.', ...costsNothing }),
     roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.', ...costsNothing }),
-    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', ...costsNothing, resolve: (r) => known(['active', 'cancelled'] as const, r.status) }),
+    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', ...costsNothing, resolve: (r) => known(ROOM_STATUSES, r.status) }),
     arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', ...costsNothing, resolve: (r) => r.arrivalDate ?? null }),
     departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', ...costsNothing, resolve: (r) => r.departureDate ?? null }),
     occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.', ...costsNothing }),

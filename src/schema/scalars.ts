@@ -3,13 +3,14 @@ import { JSONResolver } from 'graphql-scalars';
 import { z } from 'zod';
 import { FIRST_YEAR, inYears, LAST_YEAR, parseIsoDate } from '../upstream/formats.ts';
 import { builder } from './builder.ts';
+import { ErrorCode } from '../error-codes.ts';
 
 const isoDateTime = z.iso.datetime({ offset: true });
 
 // Years outside the service's four digits (formats.ts: inYears) are refused here, before any call.
 
 function badInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
 }
 
 function checkDateTime(value: unknown): string {

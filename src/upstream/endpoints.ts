@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fromService, toService, unwrapList } from './codecs.ts';
 import { nightsBetween } from './formats.ts';
 import { LazyList } from './lazy-list.ts';
+import { hotelStatus, questionType, reservationStatus, roomStatus, shoppingViewScope } from './vocabulary.ts';
 
 /**
  * One row per REST endpoint: the versions that serve it (docs/architecture.md, "Endpoint table and
@@ -198,8 +199,8 @@ const reservationFilters = (ctx: CodecContext) => ({
   guestLastName: toService.text().optional(),
   confirmationNumber: toService.text().optional(),
   groupCode: toService.text().optional(),
-  reservationStatus: z.enum(['new', 'accepted', 'cancelled', 'declined']).optional(),
-  roomStatus: z.enum(['active', 'cancelled']).optional(),
+  reservationStatus: reservationStatus.optional(),
+  roomStatus: roomStatus.optional(),
   companyName: toService.text().optional(),
   label1: toService.text().optional(),
   label2: toService.text().optional(),
@@ -256,7 +257,7 @@ export const ENDPOINTS = {
         hotelName: toService.text().optional(),
         city: toService.text().optional(),
         state: toService.text().optional(),
-        status: z.enum(['enabled', 'disabled']).optional(),
+        status: hotelStatus.optional(),
       }),
     response: () => list(fromService.record(hotelShape)),
     idempotent: true,
@@ -308,7 +309,7 @@ export const ENDPOINTS = {
           eventId: toService.id(),
           checkInDate: toService.isoDate().optional(),
           checkOutDate: toService.isoDate().optional(),
-          scope: z.enum(['full', 'simple']).optional(),
+          scope: shoppingViewScope.optional(),
           showPastCutoff: toService.bool().optional(),
         })
         .refine((q) => (q.checkInDate === undefined) === (q.checkOutDate === undefined), {
@@ -375,7 +376,7 @@ export const ENDPOINTS = {
           eventId: toService.id(),
           questionId: toService.id(),
           question: toService.text(1000).min(1),
-          type: z.union([z.literal(1), z.literal(2)]),
+          type: questionType,
           // A list here, so that a refusal names the option by its place; sent as a value → label object.
           // (A record's keys went unchecked: zod 4 let a 256-character value through.)
           options: z

@@ -1,8 +1,13 @@
+import { ErrorCode } from '../error-codes.ts';
+
 /**
  * The one taxonomy of failures of the upstream layer. Each code is one of the GraphQL contract's
- * error codes, so the server maps them one to one. Messages never carry a URL, a key or a token.
+ * error codes (error-codes.ts), so the server maps them one to one. Messages never carry a URL, a
+ * key or a token.
  */
-export type UpstreamErrorCode = 'BAD_USER_INPUT' | 'NOT_FOUND' | 'RATE_LIMITED' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR';
+export type UpstreamErrorCode = (typeof ErrorCode)[
+  'BAD_USER_INPUT' | 'NOT_FOUND' | 'RATE_LIMITED' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR'
+];
 
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
@@ -19,7 +24,7 @@ export class UpstreamError extends Error {
 export class BadInputError extends UpstreamError {
   override name = 'BadInputError';
   constructor(message: string, field?: string, status?: number) {
-    super('BAD_USER_INPUT', message, { field, status });
+    super(ErrorCode.BAD_USER_INPUT, message, { field, status });
   }
 }
 
@@ -40,7 +45,7 @@ export class InvalidParamsError extends BadInputError {
 export class NotFoundError extends UpstreamError {
   override name = 'NotFoundError';
   constructor(message: string, field?: string) {
-    super('NOT_FOUND', message, { field, status: 404 });
+    super(ErrorCode.NOT_FOUND, message, { field, status: 404 });
   }
 }
 
@@ -48,7 +53,7 @@ export class NotFoundError extends UpstreamError {
 export class RateLimitedError extends UpstreamError {
   override name = 'RateLimitedError';
   constructor(readonly retryAfterSeconds: number) {
-    super('RATE_LIMITED', `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, { retryAfterSeconds });
+    super(ErrorCode.RATE_LIMITED, `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, { retryAfterSeconds });
   }
 }
 
@@ -56,7 +61,7 @@ export class RateLimitedError extends UpstreamError {
 export class UpstreamUnavailableError extends UpstreamError {
   override name = 'UpstreamUnavailableError';
   constructor(message: string, status?: number) {
-    super('UPSTREAM_UNAVAILABLE', message, { status });
+    super(ErrorCode.UPSTREAM_UNAVAILABLE, message, { status });
   }
 }
 
@@ -64,7 +69,7 @@ export class UpstreamUnavailableError extends UpstreamError {
 export class UpstreamResponseError extends UpstreamError {
   override name = 'UpstreamResponseError';
   constructor(message: string, status?: number, upstreamCode?: string) {
-    super('UPSTREAM_ERROR', message, { status, upstreamCode });
+    super(ErrorCode.UPSTREAM_ERROR, message, { status, upstreamCode });
   }
 }
 

@@ -1,7 +1,7 @@
 import { formatDay, type Day } from '../dates.ts';
 import { formatHotel } from '../format.ts';
-import type { HotelRecord } from '../model.ts';
-import { invalid } from '../params.ts';
+import { HOTEL_STATUSES, type HotelRecord } from '../model.ts';
+import { invalid, type ParamSpecs, type ValuesOf } from '../params.ts';
 import { ALL, V102, type HandlerContext, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
@@ -9,23 +9,33 @@ const MAX_STAY_NIGHTS = 366;
 
 const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+const hotelSpecs = {
+  eventId: { type: 'int', required: true },
+  partnerview: { type: 'bool' },
+  hotelId: { type: 'int' },
+  hotelName: { type: 'string' },
+  city: { type: 'string' },
+  state: { type: 'string' },
+  status: { type: HOTEL_STATUSES },
+} satisfies ParamSpecs;
+
+const shoppingViewSpecs = {
+  eventId: { type: 'int', required: true },
+  checkInDate: { type: 'isoDay' },
+  checkOutDate: { type: 'isoDay' },
+  scope: { type: ['full', 'simple'] },
+  showPastCutoff: { type: 'bool' },
+} satisfies ParamSpecs;
+
 export const hotelRoutes: Route[] = [
   {
     name: 'gethotels',
     versions: ALL,
-    params: {
-      eventId: { type: 'int', required: true },
-      partnerview: { type: 'bool' },
-      hotelId: { type: 'int' },
-      hotelName: { type: 'string' },
-      city: { type: 'string' },
-      state: { type: 'string' },
-      status: { type: ['enabled', 'disabled'] },
-    },
+    params: hotelSpecs,
     listName: 'hotels',
     handle(ctx) {
       const event = requireEvent(ctx);
-      const p = ctx.params as { hotelId?: number; hotelName?: string; city?: string; state?: string; status?: string; partnerview?: boolean };
+      const p = ctx.params as ValuesOf<typeof hotelSpecs>;
       return (ctx.store.hotelsByEvent.get(event.eventId) ?? [])
         .filter(
           (h) =>
@@ -41,17 +51,11 @@ export const hotelRoutes: Route[] = [
   {
     name: 'getshoppingviewhotels',
     versions: V102,
-    params: {
-      eventId: { type: 'int', required: true },
-      checkInDate: { type: 'isoDay' },
-      checkOutDate: { type: 'isoDay' },
-      scope: { type: ['full', 'simple'] },
-      showPastCutoff: { type: 'bool' },
-    },
+    params: shoppingViewSpecs,
     listName: 'hotels',
     handle(ctx) {
       const event = requireEvent(ctx);
-      const p = ctx.params as { checkInDate?: Day; checkOutDate?: Day; scope?: string; showPastCutoff?: boolean };
+      const p = ctx.params as ValuesOf<typeof shoppingViewSpecs>;
       if ((p.checkInDate === undefined) !== (p.checkOutDate === undefined)) {
         throw invalid(p.checkInDate === undefined ? 'checkInDate' : 'checkOutDate', 'checkInDate and checkOutDate go together');
       }

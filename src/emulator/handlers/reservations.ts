@@ -1,6 +1,6 @@
 import { formatReservation, type DetailFlags } from '../format.ts';
-import type { ReservationRecord } from '../model.ts';
-import { invalid, notFound, type ParamSpecs } from '../params.ts';
+import { RESERVATION_STATUSES, ROOM_STATUSES, type ReservationRecord } from '../model.ts';
+import { invalid, notFound, type ParamSpecs, type ValuesOf } from '../params.ts';
 import { LINKS, page, pageCount, RawJson, V101_UP, type HandlerContext, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
@@ -13,8 +13,8 @@ const filterSpecs = {
   guestLastName: { type: 'string' },
   confirmationNumber: { type: 'string' },
   groupCode: { type: 'string' },
-  reservationStatus: { type: ['new', 'accepted', 'cancelled', 'declined'] },
-  roomStatus: { type: ['active', 'cancelled'] },
+  reservationStatus: { type: RESERVATION_STATUSES },
+  roomStatus: { type: ROOM_STATUSES },
   companyName: { type: 'string' },
   label1: { type: 'string' },
   label2: { type: 'string' },
@@ -34,22 +34,7 @@ const flagSpecs = {
 const FILTER_NAMES = Object.keys(filterSpecs).filter((n) => n !== 'eventId') as (keyof Filters)[];
 const FLAGS = Object.keys(flagSpecs) as (keyof typeof flagSpecs)[];
 
-type Filters = {
-  reservationNumber?: number;
-  hotelId?: number;
-  contactEmail?: string;
-  contactLastName?: string;
-  guestLastName?: string;
-  confirmationNumber?: string;
-  groupCode?: string;
-  reservationStatus?: string;
-  roomStatus?: string;
-  companyName?: string;
-  label1?: string;
-  label2?: string;
-  attendeeId?: string;
-  modifiedAfterDate?: number;
-};
+type Filters = Omit<ValuesOf<typeof filterSpecs>, 'eventId'>;
 
 /** String filters are case-insensitive exact matches (docs/upstream.md, "Endpoints and versions"). */
 const same = (value: string | null, wanted: string | undefined) =>

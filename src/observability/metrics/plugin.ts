@@ -1,6 +1,7 @@
 import { getOperationAST, type DocumentNode } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GatewayMetrics } from './gateway-metrics.ts';
+import { ErrorCode } from '../../error-codes.ts';
 
 interface OperationSeen {
   startedAt: number;
@@ -52,7 +53,7 @@ export function useMetrics(metrics: GatewayMetrics): Plugin {
       const labels = { operation: record.name, type: record.type };
       metrics.operationDuration.observe(labels, (performance.now() - record.startedAt) / 1000);
       if (isAsyncIterable(result)) return void metrics.operations.inc({ ...labels, outcome: 'stream' });
-      const codes = (Array.isArray(result) ? result : [result]).flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')));
+      const codes = (Array.isArray(result) ? result : [result]).flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)));
       metrics.operations.inc({ ...labels, outcome: codes[0] ?? 'ok' });
       for (const code of codes) metrics.refusals.inc({ code });
     },
