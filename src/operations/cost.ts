@@ -7,7 +7,6 @@ import {
   Kind,
   type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -15,7 +14,7 @@ import {
 } from 'graphql';
 import { ruleOf, type Args, type Operation, type Scope } from '../schema/cost.ts';
 import { schema as gatewaySchema } from '../schema/index.ts';
-import { flattenFields } from '../schema/selection.ts';
+import { flattenFields, fragmentsOf } from '../schema/selection.ts';
 
 /**
  * An upper estimate of the upstream calls an operation can make, from its document and coerced
@@ -95,10 +94,7 @@ export function estimateUpstreamCalls(
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
   // Variables that do not coerce fail the whole operation before anything runs.
   if (coerced.errors) return 0;
-  const fragments = Object.fromEntries(
-    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
-  );
-  const walk: Walk = { schema, fragments, variables: coerced.coerced, limit, memo: new Map() };
+  const walk: Walk = { schema, fragments: fragmentsOf(document), variables: coerced.coerced, limit, memo: new Map() };
   // A mutation's fields are counted as any other: each declares its write (schema/cost.ts, oneWrite).
   return selectionCost(operation.selectionSet, root, { records: 1, events: 1 }, walk);
 }

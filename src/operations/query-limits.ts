@@ -2,7 +2,7 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { GraphQLError, type ValidationContext } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/environment.ts';
 import { estimateUpstreamCalls } from './cost.ts';
@@ -54,12 +54,11 @@ function reported(setting: string, advice: string) {
  * whole budget.
  */
 function useUpstreamCostLimit(maxCalls: number): Plugin {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const variables = (args.variableValues ?? {}) as Record<string, unknown>;
-      const estimatedCalls = estimateUpstreamCalls(args.document, variables, args.operationName, maxCalls);
-      if (estimatedCalls <= maxCalls) return;
-      setResultAndStopExecution({
+  const check = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution: (result: ExecutionResult) => void }) => {
+    const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+    const estimatedCalls = estimateUpstreamCalls(args.document, variables, args.operationName, maxCalls);
+    if (estimatedCalls <= maxCalls) return;
+    setResultAndStopExecution({
         errors: [
           new GraphQLError(
             `This operation could make ${estimatedCalls} or more calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
@@ -67,6 +66,7 @@ function useUpstreamCostLimit(maxCalls: number): Plugin {
           ),
         ],
       });
-    },
   };
+  // Queries and mutations execute; subscriptions subscribe (over SSE and graphql-ws alike).
+  return { onExecute: check, onSubscribe: check };
 }

@@ -63,7 +63,8 @@ export function subscribeReservationChanges(ctx: GatewayContext, args: Reservati
     const now = Math.max(Date.now(), membership.latestModification());
     if (since > now + FUTURE_TOLERANCE_MS) throw new BadInputError(`since: ${args.since} is in the future; give a past instant (such as the last modifiedAt received) or leave it out`, 'since');
     // The service keeps no history: the replay is the current state of what was modified since then.
-    const replay = changesAmong(await upstreamSource(ctx.upstream, ctx.account, args.eventId).read(args.since), new Map(), since);
+  // It waits behind interactive calls for the budget, like the feeds' polls.
+    const replay = changesAmong(await upstreamSource(ctx.upstream, ctx.account, args.eventId, { priority: 'background' }).read(args.since), new Map(), since);
     replayed = new Set(replay.map((change) => change.key));
     stream.push(replay.filter(matches));
     const waiting = held ?? [];

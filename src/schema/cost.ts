@@ -81,10 +81,15 @@ export const UNSCOPED_EVENTS = 20;
 export const oneWrite: Rule = () => ({ calls: 1 });
 
 /**
- * A subscription's reads are its change feed's polls (changes/), one per event however many
- * subscribe, made on the feed's schedule rather than by the operation: the estimate counts none.
+ * A subscription to an event's changes. Its feed's polls are shared by every subscriber of the
+ * event and made on the feed's schedule, but what the subscription adds is its own: the feed's
+ * baseline read when it is the first (its first page counted here, the rest of the event at
+ * background priority), a replay of what changed `since` (the same), and, for every change told,
+ * the lookups its selection makes per record. Changes arrive a poll's page at a time, so the
+ * selection below is counted for a page of records: a per-record lookup under a subscription is
+ * as costly as under a 1000-record page of a query, and is refused the same way.
  */
-export const changeFeed: Rule = () => ({ calls: 0 });
+export const changeFeed: Rule = (_scope, args) => ({ calls: 1 + (args.since == null ? 0 : 1), below: { records: UPSTREAM_PAGE, events: 1 } });
 
 /** One call whose answer is a value, nothing below it (a link). */
 export const oneCall: Rule = () => ({ calls: 1 });

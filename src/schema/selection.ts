@@ -1,4 +1,4 @@
-import { Kind, visit, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, visit, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ReservationFlags } from '../resolvers/reservation.ts';
 
 /**
@@ -34,6 +34,19 @@ export function flattenFields(
   };
   collect(set);
   return fields;
+}
+
+/** The fragments a document defines, by name. */
+export function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+  return Object.fromEntries(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+}
+
+/**
+ * The root fields an operation selects, wherever they are written (inline fragments and fragment
+ * spreads on the root type included): what the cost estimate counts and a mutation changes.
+ */
+export function rootFields(document: DocumentNode, operation: OperationDefinitionNode): FieldNode[] {
+  return flattenFields(operation.selectionSet, fragmentsOf(document));
 }
 
 /** The fields selected at `path` below the field being resolved (all its occurrences merged). */

@@ -278,3 +278,41 @@ describe('the audit line and the response cache over graphql-ws', () => {
     await asking.dispose();
   });
 });
+
+describe('subscriptions are costed like queries', () => {
+  let t: TestGateway;
+  let server: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    t = await startGateway({ rateLimit: false }, { CHANGES_POLL_INTERVAL_MS: '5000' });
+    server = await listen(t);
+  });
+  afterAll(async () => {
+    await server.close();
+    await t.close();
+  });
+  // Each change looks up its attendee's reservations: per record of a poll's page of changes.
+  const COSTLY = `subscription { reservationChanged(eventId: 5001, since: "2000-01-01T00:00:00Z") {
+    reservation { attendee { reservations(eventId: 5001) { totalCount } } } } }`;
+
+  it('a replay whose per-record lookups exceed QUERY_MAX_UPSTREAM_CALLS is refused before any upstream call, over SSE and graphql-ws', async () => {
+    t.clearLog();
+    const overSse = await subscribeSse(fetch, server.url, {}, {}, COSTLY);
+    const [sseAnswer] = await overSse.take(1);
+    expect(sseAnswer?.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', maxCalls: 120 });
+    overSse.close();
+    const client = wsClient(server.wsUrl);
+    const onSocket = subscribeWs(client, {}, COSTLY);
+    const [wsAnswer] = await onSocket.take(1);
+    expect(wsAnswer?.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
+    expect(t.calls()).toEqual([]);
+    expect(t.gateway.changeFeeds.active()).toEqual([]);
+
+    // The licensee's other clients are served as before.
+    expect((await t.exec('{ event(eventId: 5001) { eventId } }')).data).toEqual({ event: { eventId: 5001 } });
+    const cheap = subscribeWs(client, { eventId: 5001 });
+    await until(() => t.gateway.changeFeeds.active().some((feed) => feed.eventId === 5001));
+    expect(cheap.received.filter((result) => result.errors)).toEqual([]);
+    cheap.close();
+    await client.dispose();
+  });
+});

@@ -132,6 +132,18 @@ describe('our own mutations', () => {
     }
   });
 
+  it.each([
+    ['an inline fragment', 'mutation { ... on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } } }'],
+    ['a fragment spread', 'mutation { ...Create } fragment Create on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } }'],
+  ])('are found wherever they are written: a mutation inside %s drops what it changes', async (_name, mutation) => {
+    await t.exec(FIELDS, undefined, as('acme-ops'));
+    expect(cacheOf(await t.exec(FIELDS, undefined, as('acme-ops')))).toEqual({ hit: true });
+    const created = await t.exec(mutation, undefined, as('acme-ops'));
+    expect(created.errors).toBeUndefined();
+    const after = await t.exec<Fields, undefined>(FIELDS, undefined, as('acme-ops'));
+    expect(cacheOf(after)).toMatchObject({ hit: false });
+  });
+
   it('leave the other licensee\'s answers alone', async () => {
     const globexFields = '{ event(eventId: 6001) { customFields { customFieldId } } }';
     await t.exec(globexFields, undefined, as('globex-web'));

@@ -1,7 +1,8 @@
 import { useResponseCache } from '@envelop/response-cache';
-import { getOperationAST, Kind, print, type DocumentNode } from 'graphql';
+import { getOperationAST, print, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { defersOrStreams } from '../incremental.ts';
+import { rootFields } from '../../schema/selection.ts';
 import type { GatewayContext } from '../../resolvers/context.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
 import { FALLBACK_TTL, type CachedType } from './ttls.ts';
@@ -78,10 +79,8 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       onExecute({ args }) {
         const operation = getOperationAST(args.document, args.operationName);
         if (operation?.operation !== 'mutation') return;
-        const changed = new Set<CachedType>();
-        for (const selection of operation.selectionSet.selections) {
-          if (selection.kind === Kind.FIELD) for (const type of CHANGED_BY_MUTATION[selection.name.value] ?? []) changed.add(type);
-        }
+        // Wherever a mutation field is written: `mutation { ... on Mutation { createCustomField … } }` changes as much.
+        const changed = new Set<CachedType>(rootFields(args.document, operation).flatMap((field) => CHANGED_BY_MUTATION[field.name.value] ?? []));
         const licensee = (args.contextValue as unknown as GatewayContext).principal.licenseeId;
         return {
           onExecuteDone: async () => {
