@@ -38,6 +38,7 @@ import { graphiqlOptions } from './http/graphiql.ts';
 import { useReadiness } from './http/readiness.ts';
 import { maskError } from './operations/mask-error.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
+import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
 import { useCredentialExpiry } from './auth/credential-expiry.ts';
 
 export interface Gateway {
@@ -85,7 +86,9 @@ export function createGateway(
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
-  const subscriptionSlots = new MemorySubscriptionSlots(config.subscriptionsPerClient);
+  // With Redis a principal's subscriptions are counted across replicas (each alone while Redis is away).
+  const localSlots = new MemorySubscriptionSlots(config.subscriptionsPerClient);
+  const sharedSlots = shared && new RedisSubscriptionSlots(shared.redis, config.subscriptionsPerClient, localSlots);
   const auditLogger = logger?.child({ component: 'audit' });
   const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
@@ -127,7 +130,7 @@ export function createGateway(
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
     useCredentialExpiry(principalOfContext),
     // A principal's live subscriptions are capped on every door, released when each ends.
-    useSubscriptionLimit(subscriptionSlots, config.subscriptionsPerClient, principalOfContext),
+    useSubscriptionLimit(sharedSlots ?? localSlots, config.subscriptionsPerClient, principalOfContext),
   ];
   const execution: Plugin[] = [
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
@@ -178,6 +181,7 @@ export function createGateway(
       }),
     close: async () => {
       budgetHistory.stop();
+      sharedSlots?.close();
       await changeFeeds.close();
       await (await unsubscribe)?.();
       shared?.stores.close();
