@@ -37,6 +37,8 @@ import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
 import { graphiqlOptions } from './http/graphiql.ts';
 import { useReadiness } from './http/readiness.ts';
 import { maskError } from './operations/mask-error.ts';
+import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
+import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
 import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
 import { useCredentialExpiry } from './auth/credential-expiry.ts';
@@ -86,6 +88,9 @@ export function createGateway(
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
+  const localQueries = new MemoryPersistedQueryStore();
+  const persistedQueries = shared ? new RedisPersistedQueryStore(shared.redis, localQueries) : localQueries;
+  const licenseeOfRequest = (request: Request) => principals.of(request).licenseeId;
   // With Redis a principal's subscriptions are counted across replicas (each alone while Redis is away).
   const localSlots = new MemorySubscriptionSlots(config.subscriptionsPerClient);
   const sharedSlots = shared && new RedisSubscriptionSlots(shared.redis, config.subscriptionsPerClient, localSlots);
@@ -125,8 +130,8 @@ export function createGateway(
     useDeferStream(),
     // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
     ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
-    // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set.
-    ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
+    // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
+    config.trustedDocuments ? useTrustedDocuments(config.trustedDocuments) : useAutomaticPersistedQueries(persistedQueries, licenseeOfRequest),
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
     useCredentialExpiry(principalOfContext),
     // A principal's live subscriptions are capped on every door, released when each ends.
@@ -175,7 +180,7 @@ export function createGateway(
         corsOrigins: config.corsOrigins,
         records: operations,
         auditLogger,
-        ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : {}),
+        ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
         subscriptionsPerSocket: config.subscriptionsPerClient,
         ...(logger ? { logger } : {}),
       }),

@@ -19,6 +19,7 @@ import {
   type OperationRecords,
   shownResult,
 } from '../observability/audit.ts';
+import { persistedQueryOf, type PersistedQueryStore } from '../operations/automatic-persisted-queries.ts';
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
 import { ErrorCode } from '../error-codes.ts';
@@ -36,6 +37,8 @@ export interface WebSocketOptions {
   auditLogger?: AuditLogger;
   /** With TRUSTED_DOCUMENTS_FILE: only these run, named by id. */
   trustedDocuments?: TrustedDocuments;
+  /** Without it: automatic persisted queries, as over HTTP. */
+  persistedQueries?: PersistedQueryStore;
   /** Live subscriptions one socket may hold (SUBSCRIPTIONS_PER_CLIENT). */
   subscriptionsPerSocket: number;
   logger?: Logger;
@@ -135,7 +138,11 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
   async function prepare(socket: Socket, request: Request, id: string, payload: Payload, record: OperationRecord): Promise<ExecutionArgs | readonly GraphQLError[]> {
     if (hasExpired(socket.principal)) return [expiredError()];
     options.principals.set(request, socket.principal);
-    const query = options.trustedDocuments ? trustedDocumentOf(options.trustedDocuments, payload) : payload.query;
+    const query = options.trustedDocuments
+      ? trustedDocumentOf(options.trustedDocuments, payload)
+      : options.persistedQueries
+        ? ((await persistedQueryOf(options.persistedQueries, socket.principal.licenseeId, payload)) ?? payload.query)
+        : payload.query;
     const params = { ...payload, query };
     const { schema, execute, subscribe, contextFactory, parse, validate } = gateway.yoga.getEnveloped({ request, params });
     let document: ReturnType<typeof parse>;

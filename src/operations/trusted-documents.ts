@@ -30,11 +30,27 @@ export interface DocumentParams {
  * is the HTTP and SSE door; the WebSocket door asks `trustedDocumentOf`, with the same answers.
  */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
-  return usePersistedOperations({
-    getPersistedOperation: (id) => documents.get(id) ?? null,
-    extractPersistedOperationId: (params) => documentIdOf(params as DocumentParams),
-    customErrors: REFUSALS,
-  }) as Plugin;
+  return {
+    onPluginInit({ addPlugin }) {
+      // Yoga's GET parser keeps only query, variables, operationName and extensions: a GET that
+      // names its document (`/graphql?documentId=sha256:…`, as codegen's client-preset sends it)
+      // would otherwise be refused as naming none.
+      addPlugin({
+        onParams({ params, request, setParams }) {
+          if (request.method !== 'GET' || (params as DocumentParams).documentId !== undefined) return;
+          const documentId = new URL(request.url).searchParams.get('documentId');
+          if (documentId !== null) setParams({ ...params, documentId } as typeof params);
+        },
+      });
+      addPlugin(
+        usePersistedOperations({
+          getPersistedOperation: (id) => documents.get(id) ?? null,
+          extractPersistedOperationId: (params) => documentIdOf(params as DocumentParams),
+          customErrors: REFUSALS,
+        }) as Plugin,
+      );
+    },
+  };
 }
 
 /** The trusted document a request names, or the refusal it gets (as a GraphQL error with its code). */

@@ -83,6 +83,22 @@ describe('graphql-ws with a trusted-documents manifest', () => {
   });
 });
 
+describe('graphql-ws with automatic persisted queries (no manifest)', () => {
+  it('an unknown hash is PERSISTED_QUERY_NOT_FOUND, the text with its hash runs, then the hash alone, as over HTTP', async () => {
+    const t = await startGateway({ rateLimit: false });
+    const server = await listen(t);
+    const client = wsClient(server.wsUrl);
+    const QUERY = '{ event(eventId: 5002) { eventId } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: hex(QUERY) } };
+    expect(codesOf(await run(client, { query: '', extensions }))).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect(await run(client, { query: QUERY, extensions })).toEqual({ data: { event: { eventId: 5002 } } });
+    expect(await run(client, { query: '', extensions })).toEqual({ data: { event: { eventId: 5002 } } });
+    await client.dispose();
+    await server.close();
+    await t.close();
+  });
+});
+
 describe('graphql-ws: a bad operation is answered on its own', () => {
   let t: TestGateway;
   let server: Awaited<ReturnType<typeof listen>>;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/environment.ts';
+import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
@@ -71,6 +72,13 @@ describe('trusted documents', () => {
     expect(t.calls({ withAuthenticate: true })).toEqual([]);
   });
 
+  it('reads documentId from a GET query string too (codegen\'s client-preset sends it there)', async () => {
+    const url = `http://yoga/graphql?documentId=sha256:${hex(EVENT)}&variables=${encodeURIComponent(JSON.stringify({ eventId: 5001 }))}`;
+    const res = await t.gateway.yoga.fetch(url, { headers: { accept: 'application/json', 'graphql-preflight': '1' } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: { event: { eventId: 5001, name: expect.any(String) } } });
+  });
+
   it('without the setting, runs documents sent as text as before', async () => {
     const plain = await startGateway({ rateLimit: false });
     try {
@@ -120,5 +128,48 @@ describe('the manifest, checked at start', () => {
     });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/TRUSTED_DOCUMENTS_FILE "sha256:[0-9a-f]{12}…": is not the SHA-256 of its document/);
+  });
+});
+
+describe('automatic persisted queries (no manifest)', () => {
+  const QUERY = 'query One { event(eventId: 5001) { eventId } }';
+  const persisted = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: hex(query) } });
+  let apq: TestGateway;
+  beforeAll(async () => {
+    apq = await startGateway({ rateLimit: false }, { ...licenseesEnv() });
+  });
+  afterAll(() => apq.close());
+  const send = async (body: object, client: keyof typeof CLIENT_KEYS = 'acme-web') => {
+    const res = await apq.gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${CLIENT_KEYS[client]}` },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, ...((await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }) };
+  };
+
+  it('an unknown hash answers PERSISTED_QUERY_NOT_FOUND (what Apollo\'s link falls back on), the text with its hash runs and is kept, then the hash alone runs', async () => {
+    const first = await send({ extensions: persisted(QUERY) });
+    expect(first.errors).toEqual([{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
+    expect(await send({ query: QUERY, extensions: persisted(QUERY) })).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+    expect(await send({ extensions: persisted(QUERY) })).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+  });
+
+  it('a GET with the extension in its query string runs once the hash is known (for caching CDNs)', async () => {
+    await send({ query: QUERY, extensions: persisted(QUERY) });
+    const url = `http://yoga/graphql?extensions=${encodeURIComponent(JSON.stringify(persisted(QUERY)))}`;
+    const res = await apq.gateway.yoga.fetch(url, { headers: { accept: 'application/json', authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, 'graphql-preflight': '1' } });
+    expect(await res.json()).toEqual({ data: { event: { eventId: 5001 } } });
+  });
+
+  it('keeps hashes per licensee: another licensee\'s client does not find them', async () => {
+    const other = 'query Other { __typename }';
+    await send({ query: other, extensions: persisted(other) }, 'acme-web');
+    expect((await send({ extensions: persisted(other) }, 'globex-web')).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+  });
+
+  it('refuses a hash that is not the text\'s, and a malformed extension, with BAD_USER_INPUT', async () => {
+    expect((await send({ query: QUERY, extensions: persisted('{ __typename }') })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((await send({ extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 });
