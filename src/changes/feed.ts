@@ -19,6 +19,11 @@ export interface ChangeFeedOptions {
   onChanges?: (changes: readonly ReservationChange[]) => void;
   /** Told of a poll that failed; the feed polls again at the next interval. */
   onPollError?: (error: unknown) => void;
+  /**
+   * The service's clock (ms), for the instant a fresh feed starts. Without it, every record the
+   * baseline read sees is known (what changed during the read is not told).
+   */
+  serviceNow?: () => number;
 }
 
 /** What a feed knows: enough for another replica's feed to go on where it stopped. */
@@ -65,7 +70,13 @@ export class ChangeFeed {
 
   constructor(private readonly options: ChangeFeedOptions) {}
 
-  /** The baseline read (see FeedStart); polling starts after it. Rejects when the read fails (an unknown event). */
+  /**
+   * The baseline read (see FeedStart); polling starts after it. Rejects when the read fails (an
+   * unknown event). A fresh feed starts at the instant it was asked for (its first subscriber was
+   * accepted), on the service's clock: a record modified at or after it was changed after the
+   * subscriber came, and is told even when the baseline read, which takes a while on a large
+   * event, already saw it.
+   */
   async start(from?: FeedStart): Promise<void> {
     if (from && 'resume' in from) {
       for (const [number, record] of from.resume.seen) this.seen.set(number, record);
@@ -73,18 +84,32 @@ export class ChangeFeed {
       this.baseline = from.resume.baseline;
       return void this.schedule();
     }
+    const askedAt = Date.now();
     const records = await this.options.source.read();
     if (this.stopped) return;
+    const { serviceNow } = this.options;
+    // The service's clock is known once the read's answers dated it: its "now" when we were asked.
+    const startedAt = from?.heardUpTo ?? (serviceNow ? serviceNow() - (Date.now() - askedAt) : Infinity);
     // The service keeps minutes: a record of the minute last heard of may have changed after it.
-    const heardUpTo = from ? Math.floor(from.heardUpTo / 60_000) * 60_000 : Infinity;
+    const heardUpTo = Math.floor(startedAt / 60_000) * 60_000;
     const known: ReservationModel[] = [];
     const toTell: ReservationModel[] = [];
     for (const record of records) (instantOf(record.modifiedDate) < heardUpTo ? known : toTell).push(record);
     changesAmong(known, this.seen, Infinity);
     for (const record of known) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
-    this.baseline = from ? from.heardUpTo : this.latest;
+    // Made in or after the minute it started: CREATED when first seen (the service's minutes).
+    this.baseline = from ? from.heardUpTo : heardUpTo === Infinity ? this.latest : heardUpTo;
     this.tell(changesAmong(toTell, this.seen, this.baseline));
     void this.schedule();
+  }
+
+  /**
+   * Records as the service holds them right after our own write: told at once as the changes they
+   * are (no poll needed), and known from then on, so the poll that later reads them tells nothing.
+   */
+  record(records: readonly ReservationModel[]): void {
+    if (this.stopped) return;
+    this.tell(changesAmong(records, this.seen, this.baseline));
   }
 
   /** What the feed knows now (the map is the feed's own: read it before the next poll). */

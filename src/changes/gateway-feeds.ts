@@ -31,6 +31,7 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
     new ChangeFeed({
       source: upstreamSource(upstream, licensee, eventId, { priority: 'background', fresh: true }),
       intervalMs: settings.intervalMs,
+      serviceNow: () => upstream.serviceNow(),
       // What the feed saw changed, queries must not read from a kept page either.
       onChanges: () => {
         void upstream.drop(licensee, `getreservation|${eventId}`);

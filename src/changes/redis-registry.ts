@@ -1,4 +1,5 @@
 import type { RedisConnection } from '../redis/connection.ts';
+import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
@@ -54,11 +55,15 @@ export interface SharedFeedSettings {
   logger?: { warn(details: object, message: string): void };
 }
 
-/** A change feed's message to the other replicas. */
+/**
+ * A change feed's message to the other replicas: changes its poller found, or records our own
+ * write changed (`own`), which only the poller of the event (wherever it runs) takes in and tells.
+ */
 interface ChangeMessage {
   /** The replica that published it (which told its own subscribers directly). */
   from: string;
   changes: ReservationChange[];
+  own?: ReservationModel[];
 }
 
 interface Member {
@@ -90,6 +95,26 @@ export class RedisFeedRegistry implements FeedRegistry {
 
   active() {
     return [...this.feeds.values()].map((feed) => feed.describe());
+  }
+
+  async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {
+    if (this.feeds.has(`${licensee.systemIdentifier}:${eventId}`)) return true;
+    // A feed of another replica holds the event's lease.
+    const lease = new RedisLease(this.redis, feedName(licensee.systemIdentifier, eventId), 1);
+    return (await this.redis.commands.exists(lease.key).catch(() => 0)) === 1;
+  }
+
+  eventsWatched(licensee: UpstreamAccount): number[] {
+    return [...this.feeds.values()].map((feed) => feed.describe()).filter((feed) => feed.licenseeId === licensee.systemIdentifier).map((feed) => feed.eventId);
+  }
+
+  async publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void> {
+    // Here when this replica polls the event; the others' poller hears it on the feed's topic.
+    this.feeds.get(`${licensee.systemIdentifier}:${eventId}`)?.own(records);
+    const message: ChangeMessage = { from: this.redis.replicaId, changes: [], own: [...records] };
+    await new RedisFanout<ChangeMessage>(this.redis, feedName(licensee.systemIdentifier, eventId)).publish(message).catch(() => {
+      // Without Redis each replica polls for itself: the others see the write at their next poll.
+    });
   }
 
   async close(): Promise<void> {
@@ -133,7 +158,7 @@ class SharedFeed {
     private readonly settings: SharedFeedSettings,
     private readonly forget: () => void,
   ) {
-    const name = `changes:${id.licenseeId}:${id.eventId}`;
+    const name = feedName(id.licenseeId, id.eventId);
     this.lease = new RedisLease(redis, name, settings.leaseMs);
     this.fanout = new RedisFanout(redis, name);
     this.stateKey = `${redis.prefix}${name}:state`;
@@ -390,10 +415,16 @@ class SharedFeed {
     return { seen: records, latest: Number(state.latest), baseline: Number(state.baseline) };
   }
 
-  /** Another replica's changes (this replica's own were told when polled). */
+  /** Another replica's changes (this replica's own were told when polled), or its own write's records. */
   private heardFrom(message: ChangeMessage): void {
     if (message.from === this.redis.replicaId || this.over) return;
+    if (message.own) return this.own(message.own);
     this.tell(message.changes);
+  }
+
+  /** Records our own write changed: the poller, when it runs here, tells them (and shares them as it polled them). */
+  own(records: readonly ReservationModel[]): void {
+    this.poller?.record(records);
   }
 
   /** Tells this replica's subscribers the changes they have not been told. */
@@ -421,3 +452,6 @@ class SharedFeed {
     });
   }
 }
+
+/** The name of an event's feed: its lease, state and topic. */
+const feedName = (licenseeId: string, eventId: number) => `changes:${licenseeId}:${eventId}`;

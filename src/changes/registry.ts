@@ -1,3 +1,4 @@
+import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { ChangeFeed, type ChangeListener } from './feed.ts';
 
@@ -25,6 +26,18 @@ export interface FeedRegistry {
    * polls it (with replicas, one of them does), `polls` its polls since it began.
    */
   active(): { licenseeId: string; eventId: number; members: number; polls: number; polling: boolean }[];
+  /**
+   * Whether the event has a feed (here, or with replicas on any of them): only then is our own
+   * write worth a read of what it changed.
+   */
+  watching(licensee: UpstreamAccount, eventId: number): Promise<boolean>;
+  /**
+   * Our own write changed these records (as the service holds them now): the event's feed tells
+   * them at once, on every replica, and not again when a poll later reads them.
+   */
+  publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void>;
+  /** The events of a licensee with a feed on this replica. */
+  eventsWatched(licensee: UpstreamAccount): number[];
   /** Stops every poller and ends every member's stream. */
   close(): void | Promise<void>;
 }
@@ -79,6 +92,22 @@ export class LocalFeedRegistry implements FeedRegistry {
 
   active() {
     return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({ licenseeId, eventId, members, polls: feed.pollCount(), polling: true }));
+  }
+
+  async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {
+    return this.feeds.has(`${licensee.systemIdentifier}|${eventId}`);
+  }
+
+  eventsWatched(licensee: UpstreamAccount): number[] {
+    return [...this.feeds.values()].filter((running) => running.licenseeId === licensee.systemIdentifier).map((running) => running.eventId);
+  }
+
+  async publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void> {
+    const running = this.feeds.get(`${licensee.systemIdentifier}|${eventId}`);
+    if (!running) return;
+    // After the baseline read: a record told before it would be known to it anyway.
+    await running.started.catch(() => {});
+    running.feed.record(records);
   }
 
   close(): void {

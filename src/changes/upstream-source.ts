@@ -18,13 +18,30 @@ export function upstreamSource(upstream: UpstreamClient, licensee: UpstreamAccou
   return {
     async read(modifiedAfter) {
       if (fresh) await upstream.drop(licensee, `getreservation|${eventId}`);
-      const records: ReservationModel[] = [];
-      for (let page = 1; ; page++) {
-        const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...(modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {}) };
-        const list = await upstream.call(licensee, 'getreservation', params, options);
-        for (const record of list.slice()) records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
-        if (list.length < UPSTREAM_PAGE) return records;
-      }
+      return readReservations(upstream, licensee, eventId, modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {}, options);
     },
   };
+}
+
+/** What a read of an event's reservations may ask for: changes since an instant, one reservation, one attendee's. */
+export type ReservationCriteria = { modifiedAfterDate?: string; reservationNumber?: number; attendeeId?: string };
+
+/**
+ * Every page of an event's reservations matching `criteria`, with every detail group: the records
+ * exactly as a feed's poll reads them, so that the same state hashes the same (change.ts).
+ */
+export async function readReservations(
+  upstream: UpstreamClient,
+  licensee: UpstreamAccount,
+  eventId: number,
+  criteria: ReservationCriteria,
+  options: Pick<CallOptions, 'priority'> = {},
+): Promise<ReservationModel[]> {
+  const records: ReservationModel[] = [];
+  for (let page = 1; ; page++) {
+    const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
+    const list = await upstream.call(licensee, 'getreservation', params, options);
+    for (const record of list.slice()) records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
+    if (list.length < UPSTREAM_PAGE) return records;
+  }
 }

@@ -74,6 +74,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 }
 
 async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Every answer is dated by the service's own clock, as an HTTP server's Date header is: a client
+  // learns from it where the service's "now" is (the emulator's clock is moved by tests).
+  res.setHeader('date', new Date(state.clock.now()).toUTCString());
   const target = req.url ?? '/';
   const url = parseTarget(target);
   if (url?.pathname.startsWith('/_emulator/')) {

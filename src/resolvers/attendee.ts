@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
+import { tellOwnWrite } from './reservation-change.ts';
 import type { AttendeeModel } from './models.ts';
 import { asInput, validate } from './validate.ts';
 
@@ -51,5 +52,7 @@ export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeI
   if (ccEmails) params.ccemail = ccEmails;
   if (updateReservation) params.updateReservation = true;
   const result = await asInput('input', () => ctx.calls.send('postattendee', params as never), { ccemail: 'ccEmails' });
+  // Pushed to the linked reservations: their subscribers hear of it now.
+  if (updateReservation) await tellOwnWrite(ctx, { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId });
   return { attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }, created: result.created ?? null };
 }

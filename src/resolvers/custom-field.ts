@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
+import { tellOwnWrite } from './reservation-change.ts';
 import type { CustomFieldModel } from './models.ts';
 import { asInput, validate } from './validate.ts';
 
@@ -66,6 +67,8 @@ export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomF
     ...(v.reservationNumber != null ? { reservationId: v.reservationNumber } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
   };
   await asInput('input', () => ctx.calls.send('postcustomfieldvalue', params), { reservationId: 'reservationNumber' });
+  // The reservation's (or the attendee's reservations') subscribers hear of the new value now.
+  await tellOwnWrite(ctx, v.reservationNumber != null ? { reservationNumber: v.reservationNumber, eventId: v.eventId } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! });
   return v;
 }
 

@@ -1,7 +1,7 @@
 import { changesAmong, instantOf, type ReservationChange } from '../changes/change.ts';
 import { ChangeStream } from '../changes/change-stream.ts';
 import type { FeedMembership } from '../changes/registry.ts';
-import { upstreamSource } from '../changes/upstream-source.ts';
+import { readReservations, upstreamSource } from '../changes/upstream-source.ts';
 import { BadInputError, NotFoundError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import type { ReservationFilter } from './models.ts';
@@ -87,4 +87,34 @@ function filterOf(filter: ReservationChangeFilter | null | undefined): (change: 
     same(reservation.groupCode, wanted.groupCode) &&
     (wanted.reservationStatus == null || reservation.status === wanted.reservationStatus) &&
     same(reservation.attendeeId, wanted.attendeeId);
+}
+
+/** What our own write touched: one reservation by number, or an attendee's reservations. */
+export type WrittenReservations = { reservationNumber: number; eventId?: number | null } | { attendeeId: string; registrationEventId: string };
+
+/**
+ * After our own write that changed reservations, the feeds of their events tell the new state at
+ * once (the service does not always move `modifiedAt` for it, and a poll would wait an interval).
+ * Only events someone subscribes to are read: one read per such event, none without a feed. A
+ * reservation's event is the one given, else each event watched on this replica. A failure here
+ * is the feed's loss, never the write's: the mutation has succeeded and answers so.
+ */
+export async function tellOwnWrite(ctx: GatewayContext, written: WrittenReservations): Promise<void> {
+  const feeds = ctx.changeFeeds;
+  if (!feeds) return;
+  const events = 'reservationNumber' in written && written.eventId != null ? [written.eventId] : feeds.eventsWatched(ctx.account);
+  await Promise.all(
+    events.map(async (eventId) => {
+      if (!(await feeds.watching(ctx.account, eventId))) return;
+      try {
+        const criteria = 'reservationNumber' in written ? { reservationNumber: written.reservationNumber } : { attendeeId: written.attendeeId };
+        const records = (await readReservations(ctx.upstream, ctx.account, eventId, criteria)).filter((record) =>
+          'reservationNumber' in written ? record.reservationNumber === written.reservationNumber : record.registrationEventId === written.registrationEventId,
+        );
+        if (records.length > 0) await feeds.publish(ctx.account, eventId, records);
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) ctx.log?.warn({ eventId, code: (error as { code?: string }).code ?? 'unknown' }, 'own write not told to the change feed; its next poll will');
+      }
+    }),
+  );
 }

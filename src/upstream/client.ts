@@ -135,6 +135,11 @@ export class UpstreamClient {
     return this.readiness.ready(licensee);
   }
 
+  /** The service's "now", as its answers date them (our clock until one was read). */
+  serviceNow(): number {
+    return this.transport.serviceNow();
+  }
+
   /** Drops a licensee's cached answers of one endpoint (`getreservation`) or one event's (`getreservation|5001`). */
   async drop(licensee: UpstreamAccount, tag: `${EndpointName}` | `${EndpointName}|${number}`): Promise<void> {
     await this.reads.drop(licensee.systemIdentifier, tag);

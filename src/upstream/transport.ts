@@ -56,6 +56,7 @@ export class Transport {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       const text = await res.body.text();
+      this.learnClock(res.headers.date);
       return { status: res.statusCode, headers: res.headers, text };
     } catch (error) {
       const e = error as { code?: string; name?: string };
@@ -64,6 +65,18 @@ export class Transport {
       const refused = e.code === 'ECONNREFUSED';
       throw new AttemptFailure(timeout ? 'timeout' : 'network', timeout ? 'timed out' : (e.code ?? 'network error'), { maybeProcessed: !refused });
     }
+  }
+
+  /** The service's "now" (its answers' Date headers, to the second): our clock until one was read. */
+  serviceNow(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  private clockOffsetMs = 0;
+
+  private learnClock(date: string | string[] | undefined): void {
+    const dated = typeof date === 'string' ? Date.parse(date) : Number.NaN;
+    if (!Number.isNaN(dated)) this.clockOffsetMs = dated - Date.now();
   }
 
   async close(): Promise<void> {
