@@ -10,7 +10,7 @@ import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
 import { useScopes } from './auth/scopes.ts';
-import type { Config } from './config/environment.ts';
+import { type Config, isLoopback } from './config/environment.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
@@ -162,7 +162,7 @@ export function createGateway(
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     ...graphiqlOptions(config.auth.mode),
     logging: logger ? yogaLogging(logger) : false,
-    cors: corsFor(config.corsOrigins),
+    cors: corsFor(config.corsOrigins, { localDevelopment: isLoopback(config.host) }),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
     ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     plugins: [...httpDoor, ...documentChecks, ...execution],

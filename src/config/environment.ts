@@ -31,7 +31,8 @@ function isJwksUrl(value: string): boolean {
   }
 }
 
-function isLoopback(host: string): boolean {
+/** Whether a host name or address is this machine's own (a loopback address, or localhost). */
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -38,8 +38,15 @@ function checkDate(value: unknown): string {
   return date.toString();
 }
 
+/** Where each scalar's format is specified: clients' generators map a scalar by it (README, "Clients"). */
+const RFC_3339 = 'https://datatracker.ietf.org/doc/html/rfc3339';
+const ISO_8601 = 'https://www.iso.org/iso-8601-date-and-time-format.html';
+// graphql-js prints specifiedByURL; federation's printer reads the applied directive: both, as for JSON below.
+const specifiedBy = (url: string) => ({ specifiedByURL: url, directives: { specifiedBy: { url } } });
+
 builder.scalarType('DateTime', {
   description: 'An instant as ISO 8601 with its offset, e.g. 2027-03-12T08:00:00-05:00. Timestamps the service writes on a licensee’s wall clock are converted with that licensee’s time zone.',
+  ...specifiedBy(RFC_3339),
   serialize: (value) => value,
   parseValue: checkDateTime,
   parseLiteral: (ast) => checkDateTime(ast.kind === Kind.STRING ? ast.value : undefined),
@@ -47,6 +54,7 @@ builder.scalarType('DateTime', {
 
 builder.scalarType('Date', {
   description: 'A calendar date, yyyy-mm-dd (the service writes dd-Mon-yyyy; the gateway converts both ways).',
+  ...specifiedBy(ISO_8601),
   serialize: (value) => value,
   parseValue: checkDate,
   parseLiteral: (ast) => checkDate(ast.kind === Kind.STRING ? ast.value : undefined),

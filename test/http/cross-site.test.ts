@@ -83,15 +83,35 @@ describe('CORS from CORS_ORIGINS only', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('allows none by default', async () => {
-    const closed = await startGateway();
+  it('allows no other site by default; on a loopback HOST, pages on localhost and 127.0.0.1 at any port (local development)', async () => {
+    const local = await startGateway();
     try {
-      const res = await closed.gateway.yoga.fetch('http://yoga/graphql', json('https://app.example.com'));
+      const res = await local.gateway.yoga.fetch('http://yoga/graphql', json('https://app.example.com'));
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+      for (const origin of ['http://localhost:3000', 'http://127.0.0.1:5173', 'http://localhost']) {
+        const preflight = await local.gateway.yoga.fetch('http://yoga/graphql', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+        expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+        expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+      }
+      for (const origin of ['http://localhost.evil.example:3000', 'https://localhost:3000', 'http://192.168.1.5:3000']) {
+        const refused = await local.gateway.yoga.fetch('http://yoga/graphql', json(origin));
+        expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      }
     } finally {
-      await closed.close();
+      await local.close();
     }
+  });
+
+  it('on a public HOST, or with CORS_ORIGINS set, local pages only through CORS_ORIGINS', async () => {
+    const local = json('http://localhost:3000');
+    const publicHost = await startGateway({ rateLimit: false }, { HOST: '0.0.0.0', GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes', ALLOWED_HOSTS: 'yoga' });
+    try {
+      expect((await publicHost.gateway.yoga.fetch('http://yoga/graphql', local)).headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await publicHost.close();
+    }
+    expect((await send('/graphql', local)).headers.get('access-control-allow-origin')).toBeNull();
   });
 });
 
