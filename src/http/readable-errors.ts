@@ -5,9 +5,11 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
  * Yoga's answers to requests it cannot read, made readable: a `variables` or `extensions`
  * parameter that is not JSON (in a GET query string or a form body) is a 400 naming the parameter
  * instead of a masked INTERNAL_SERVER_ERROR, its 415 and 406 answers, which have an empty
- * body, say in a GraphQL error what to send instead, and graphql-js's request errors get a code.
+ * body, say in a GraphQL error what to send instead, its 413 names MAX_REQUEST_BYTES, and
+ * graphql-js's request errors get a code.
  */
-export function useReadableHttpErrors(): Plugin {
+export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plugin {
+  const bodyTooLarge = new WeakSet<Request>();
   return {
     onRequestParse({ request, url, requestParser, setRequestParser }) {
       if (!requestParser) return; // answered 415 below
@@ -24,11 +26,18 @@ export function useReadableHttpErrors(): Plugin {
         return requestParser(incoming);
       });
     },
-    onResultProcess({ result, setResult }) {
-      if (Array.isArray(result)) setResult(result.map(withCodes));
-      else if (!(Symbol.asyncIterator in result)) setResult(withCodes(result));
+    onResultProcess({ request, result, setResult }) {
+      const readable = (one: ExecutionResult) => {
+        const bounded = withBodyLimit(one, limits.maxRequestBytes);
+        if (bounded !== one) bodyTooLarge.add(request);
+        return withCodes(bounded);
+      };
+      if (Array.isArray(result)) setResult(result.map(readable));
+      else if (!(Symbol.asyncIterator in result)) setResult(readable(result));
     },
-    onResponse({ response, setResponse, fetchAPI }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
+      // The rest of a body too large is not read: Node closes the connection instead of draining it.
+      if (bodyTooLarge.has(request)) response.headers.set('connection', 'close');
       if (response.body !== null) return;
       if (response.status === 415) {
         const message =
@@ -57,6 +66,16 @@ function withCodes<T extends ExecutionResult>(result: T): T {
 }
 
 const needsCode = (error: GraphQLError): boolean => error.path === undefined && typeof error.extensions?.code !== 'string';
+
+/** Yoga's "Request body too large" (Content-Length over the bound, or a streamed body once past it), with the setting and the bound. */
+function withBodyLimit<T extends ExecutionResult>(result: T, maxBytes: number): T {
+  if (!result.errors?.some((error) => error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE')) return result;
+  const message = `The request body is larger than the ${maxBytes} bytes allowed: the gateway's MAX_REQUEST_BYTES setting sets this limit. Send a smaller request. Nothing was run.`;
+  const errors = result.errors.map((error) =>
+    error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE' ? new GraphQLError(message, { extensions: { ...error.extensions, limit: 'MAX_REQUEST_BYTES', maxBytes } }) : error,
+  );
+  return { ...result, errors };
+}
 
 function checkJson(name: string, text: string): void {
   try {
