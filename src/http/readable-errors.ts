@@ -9,7 +9,6 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
  * graphql-js's request errors get a code.
  */
 export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plugin {
-  const bodyTooLarge = new WeakSet<Request>();
   return {
     onRequestParse({ request, url, requestParser, setRequestParser }) {
       if (!requestParser) return; // answered 415 below
@@ -26,18 +25,12 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
         return requestParser(incoming);
       });
     },
-    onResultProcess({ request, result, setResult }) {
-      const readable = (one: ExecutionResult) => {
-        const bounded = withBodyLimit(one, limits.maxRequestBytes);
-        if (bounded !== one) bodyTooLarge.add(request);
-        return withCodes(bounded);
-      };
+    onResultProcess({ result, setResult }) {
+      const readable = (one: ExecutionResult) => withCodes(withBodyLimit(one, limits.maxRequestBytes));
       if (Array.isArray(result)) setResult(result.map(readable));
       else if (!(Symbol.asyncIterator in result)) setResult(readable(result));
     },
-    onResponse({ request, response, setResponse, fetchAPI }) {
-      // The rest of a body too large is not read: Node closes the connection instead of draining it.
-      if (bodyTooLarge.has(request)) response.headers.set('connection', 'close');
+    onResponse({ response, setResponse, fetchAPI }) {
       if (response.body !== null) return;
       if (response.status === 415) {
         const message =

@@ -120,21 +120,20 @@ describe('MAX_REQUEST_BYTES: a body or message larger than it is refused before 
     expect(sent).toBeLessThan(chunks.length);
   });
 
-  it('answers a body announced too large at once, without waiting for it, and closes the connection', async () => {
+  it('answers a body announced too large at once, without waiting for it', async () => {
     const server = await listen(bounded);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
     try {
-      const { port } = new URL(server.url);
-      const socket = connect(Number(port), '127.0.0.1');
       let answer = '';
       socket.on('data', (chunk) => (answer += chunk.toString()));
-      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      // The headers only: not one byte of the 2 MB body follows.
+      // The headers only: not one byte of the 2 MB body follows. (What does follow, Node reads and
+      // drops, within HTTP_REQUEST_TIMEOUT_MS, so that the client reads the 413.)
       socket.write(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${CLIENT_KEYS['acme-web']}\r\nContent-Length: ${2 * MIB}\r\n\r\n`);
-      await ended;
+      await expect.poll(() => answer).toContain('MAX_REQUEST_BYTES');
       expect(answer).toMatch(/^HTTP\/1\.1 413 /);
-      expect(answer).toMatch(/connection: close/i);
-      expect(answer).toContain('MAX_REQUEST_BYTES');
     } finally {
+      socket.destroy();
       await server.close();
     }
   });
