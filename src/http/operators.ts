@@ -5,7 +5,7 @@ import type { Plugin } from 'graphql-yoga';
 /** The operators' pages: every licensee's ids, budget use and errors, not for clients. */
 const OPERATORS_PATHS = new Set(['/metrics', '/status', '/status.json']);
 
-const REALM = 'realm="gateway operators", charset="UTF-8"';
+const REALM = 'realm="gateway operators"';
 
 /**
  * `/metrics`, `/status` and `/status.json` for operators only. With OPS_TOKEN: a request must carry
@@ -26,7 +26,8 @@ export function useOperatorsOnly(opsToken: string | undefined): Plugin {
         const offered = offeredToken(request.headers.get('authorization'));
         if (offered !== undefined && timingSafeEqual(digest(offered), expected)) return;
         return refuse(401, `${url.pathname} is for the gateway's operators: send the OPS_TOKEN setting's value as Authorization: Bearer <token>.`, {
-          'www-authenticate': `Bearer ${REALM}, Basic ${REALM}`,
+          // Basic first: browsers answer the first challenge they know (and know no Bearer).
+          'www-authenticate': `Basic ${REALM}, Bearer ${REALM}`,
         });
       }
       if (isLoopbackAddress(remoteAddressOf(serverContext))) return;
