@@ -29,8 +29,11 @@ interface Case {
 
 const documentOf = (index: number) => `# ${String(index).padStart(4, '0')} ${'x'.repeat(SIZE - 20)}\n{ __typename }`;
 
+const post = (base: string, query: string) =>
+  fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+
 async function postDocument(base: string, index: number): Promise<string> {
-  const res = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: documentOf(index) }) });
+  const res = await post(base, documentOf(index));
   const body = (await res.json()) as { errors?: { extensions?: { code?: string; limit?: string } }[] };
   const error = body.errors?.[0]?.extensions;
   return `${res.status} ${error?.limit ?? error?.code ?? 'ok'}`;
@@ -51,7 +54,11 @@ async function sendFrame(base: string, index: number): Promise<string> {
 const CASES: Case[] = [
   { name: 'HTTP, 5 MB bodies (default bounds)', env: {}, send: postDocument },
   { name: 'HTTP, 5 MB documents (MAX_REQUEST_BYTES 8 MiB)', env: { MAX_REQUEST_BYTES: String(8 * 1024 * 1024) }, send: postDocument },
-  { name: 'HTTP, 5 MB documents parsed (bounds at their largest)', env: { MAX_REQUEST_BYTES: String(64 * 1024 * 1024), QUERY_MAX_BYTES: String(16 * 1024 * 1024) }, send: postDocument },
+  {
+    name: 'HTTP, 5 MB documents parsed (bounds at their largest)',
+    env: { MAX_REQUEST_BYTES: String(64 * 1024 * 1024), QUERY_MAX_BYTES: String(16 * 1024 * 1024) },
+    send: postDocument,
+  },
   { name: 'WebSocket, 5 MB first messages (default bounds)', env: {}, send: sendFrame },
 ];
 
@@ -64,8 +71,8 @@ try {
     const gateway = await startBenchGateway(emulator.url, test.env);
     try {
       const pid = gateway.child.pid!;
-      // Warm up: the token, the schema's first operations, a socket's first connection.
-      for (let i = 0; i < 5; i++) await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ event(eventId: 5001) { name } }"}' });
+      // Warm up: the token and the first operations.
+      for (let i = 0; i < 5; i++) await (await post(gateway.url, '{ event(eventId: 5001) { name } }')).text();
       await pause(1000);
       const before = treeRssMiB(pid);
       const peak = sampleRss(pid, 50);

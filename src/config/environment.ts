@@ -168,7 +168,8 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
   }
   const host = env.HOST ?? '127.0.0.1';
   if (!isLoopback(host) && !env.ALLOWED_HOSTS) {
-    problem('ALLOWED_HOSTS', `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (requests for other names are refused, against DNS rebinding)`);
+    const why = 'requests for other names are refused, against DNS rebinding';
+    problem('ALLOWED_HOSTS', `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (${why})`);
   }
   const headersMs = Number(env.HTTP_HEADERS_TIMEOUT_MS ?? 10_000);
   const requestMs = Number(env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000);
@@ -177,10 +178,8 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
   const mode = authMode(env);
   if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
   if (mode === 'none' && !isLoopback(host) && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST !== 'yes') {
-    problem(
-      'GATEWAY_AUTH',
-      `none on HOST=${host} (not a loopback address) lets anyone who reaches it act for the licensee: use api-key or jwt (with LICENSEES_FILE), listen on 127.0.0.1, or set GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes when a proxy in front of the gateway authenticates every client`,
-    );
+    const instead = 'use api-key or jwt (with LICENSEES_FILE), listen on 127.0.0.1, or set GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes when a proxy in front of the gateway authenticates every client';
+    problem('GATEWAY_AUTH', `none on HOST=${host} (not a loopback address) lets anyone who reaches it act for the licensee: ${instead}`);
   }
   if (mode !== 'none' && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST === 'yes') problem('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST', `is only used with GATEWAY_AUTH=none (it is ${mode})`);
   if (mode !== 'none' && !env.LICENSEES_FILE) {
