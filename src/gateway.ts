@@ -14,13 +14,13 @@ import { type Config, isLoopback } from './config/environment.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
-import { useMetrics } from './observability/metrics/plugin.ts';
+import { labelledOperationNames, useMetrics } from './observability/metrics/plugin.ts';
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
 import { yogaLogging } from './observability/logger.ts';
-import { useQueryLimits } from './operations/query-limits.ts';
+import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
 import { RedisFanout } from './redis/fanout.ts';
@@ -34,8 +34,11 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { RedisConnection } from './redis/connection.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
 import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
-import { graphiqlOptions } from './http/graphiql.ts';
+import { useGraphiql } from './http/graphiql.ts';
+import { useAllowedHosts } from './http/hosts.ts';
+import { useOperatorsOnly } from './http/operators.ts';
 import { useReadiness } from './http/readiness.ts';
+import { useSecurityHeaders } from './http/security-headers.ts';
 import { maskError } from './operations/mask-error.ts';
 import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
@@ -112,18 +115,26 @@ export function createGateway(
   const httpDoor: Plugin[] = [
     // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
     useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
+    // nosniff and no-referrer on every answer, a policy on every HTML one, whichever plugin made it.
+    useSecurityHeaders(),
     // Probes and operators' pages answer before authentication: they need no client credential.
+    // Probes answer any Host too (orchestrators call the instance's address); nothing after them does.
     useReadiness(upstream, config.licensees, shared && (() => ({ connected: shared.redis.connected(), budget: shared.stores.budget.isShared() ? 'shared' : 'local share' }))),
-    useMetrics(metrics),
+    useAllowedHosts(config.allowedHosts),
+    // The operators' pages want the operators' token (or a client on this machine) instead.
+    useOperatorsOnly(config.opsToken),
+    useMetrics(metrics, labelledOperationNames(config.operationNames, config.trustedDocuments?.values())),
     ...(tracing ? [tracing.plugin] : []),
     useStatusPage(metrics, upstreamIds, budgetHistory),
+    // The page holds no data: it loads without a credential, which it then sends with each operation.
+    useGraphiql({ enabled: config.graphiql, endpoint: '/graphql', mode: config.auth.mode }),
     // Who asks, before anything of the document is read; the scopes checked once the operation is known.
     useAuthentication(authenticate, principals),
     useScopes((context) => (context as GatewayContext).principal),
     // A form or a GET without a preflight header runs nothing (a page of another site could send it).
     useCsrfPrevention(),
     // Yoga's own HTTP refusals reworded, with the code clients branch on.
-    useReadableHttpErrors(),
+    useReadableHttpErrors({ maxRequestBytes: config.http.maxRequestBytes }),
   ];
   const documentChecks: Plugin[] = [
     // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
@@ -160,7 +171,11 @@ export function createGateway(
       return { ...createContext(principal, licensees.get(principal.licenseeId)!.account, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
-    ...graphiqlOptions(config.auth.mode),
+    // Served by useGraphiql, after the Host check (Yoga's own page answers before any plugin).
+    graphiql: false,
+    // 413 on Content-Length, or once a body sent without one passes the bound.
+    maxRequestBodySize: config.http.maxRequestBytes,
+    parserAndValidationCache: boundedParseCaches(),
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins, { localDevelopment: isLoopback(config.host) }),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
@@ -178,11 +193,13 @@ export function createGateway(
         authenticate,
         principals,
         corsOrigins: config.corsOrigins,
+        allowedHosts: config.allowedHosts,
+        maxMessageBytes: config.http.maxRequestBytes,
         records: operations,
         auditLogger,
         ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
         subscriptionsPerSocket: config.subscriptionsPerClient,
-        ...(logger ? { logger } : {}),
+        ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
       }),
     close: async () => {
       budgetHistory.stop();

@@ -1,11 +1,11 @@
 import './config/node-env.ts';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/environment.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { openRedis, RedisUnreachableError, type RedisConnection } from './redis/connection.ts';
 import { createGateway } from './gateway.ts';
+import { createGatewayServer } from './http/server.ts';
 import { sharedStores, type SharedStores } from './upstream/stores/redis-stores.ts';
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
@@ -52,9 +52,8 @@ if (!upstreamBaseUrl) {
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
-const server = createServer(gateway.yoga);
+const server = createGatewayServer(gateway.yoga, config.http);
 const webSockets = gateway.acceptWebSockets(server);
-server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
   server.listen(config.port, config.host, resolve);

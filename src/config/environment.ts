@@ -36,8 +36,22 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** A host name as a Host header carries it, without the port: a DNS name, an IPv4 address or a bracketed IPv6 one. */
+const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)$/;
+
+/** The names a Host header may carry for a gateway on a loopback address (HOST itself added when it is another one). */
+function loopbackHosts(host: string): string[] {
+  const own = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return [...new Set(['localhost', '127.0.0.1', '[::1]', own.toLowerCase()])];
+}
+
+/** A comma-separated list, each entry trimmed, empty ones dropped. */
+const list = () => z.string().transform((text) => text.split(',').map((entry) => entry.trim()).filter(Boolean));
+
+const MIB = 1024 * 1024;
+
 /** Settings whose values are never shown in an error (a Redis URL may hold a password). */
-const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL']);
+const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL', 'OPS_TOKEN']);
 
 /** redis:// or rediss:// (TLS) with a host; a password, user and database number may be in it. */
 function isRedisUrl(value: string): boolean {
@@ -82,9 +96,29 @@ const envSchema = z
     // graphql-js parses and validates recursively: an unclosed `[[[[…` of 2000 tokens already
     // overflows the stack inside Yoga, so the token limit (counted while parsing) stays well below.
     QUERY_MAX_TOKENS: int(10, 1200).default(1000),
-    CORS_ORIGINS: z
-      .string()
-      .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+    // Comments and whitespace count: the token limit does not see them, and parsing holds the whole text.
+    QUERY_MAX_BYTES: int(256, 16 * MIB).default(65_536),
+    // Yoga's own default is 25 MB, and ws reads 100 MiB frames before the socket is authenticated.
+    MAX_REQUEST_BYTES: int(1024, 64 * MIB).default(MIB),
+    // Node's defaults (60 s for the headers, 300 s for the request) let slow clients hold sockets for minutes.
+    HTTP_HEADERS_TIMEOUT_MS: int(1000, 120_000).default(10_000),
+    HTTP_REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 120_000).default(5_000),
+    MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
+    // Default: the loopback names with a loopback HOST; required otherwise (see crossProblems).
+    ALLOWED_HOSTS: list()
+      .transform((hosts) => hosts.map((host) => host.toLowerCase()))
+      .pipe(z.array(z.string().regex(HOST_NAME, 'each must be a host name like api.example.com, 10.0.0.5 or [::1], without a port or scheme')))
+      .optional(),
+    GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: z.enum(['yes', 'no'], 'must be yes or no').default('no'),
+    // Sent in an Authorization header: printable ASCII without spaces.
+    OPS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 printable characters without spaces (for example the output of openssl rand -hex 32)').optional(),
+    OPERATION_NAMES: list()
+      .pipe(z.array(z.string().regex(/^[_A-Za-z][_0-9A-Za-z]{0,63}$/, 'each must be a GraphQL operation name (letters, digits, _; at most 64)')))
+      .default([]),
+    // Default: on with a loopback HOST, off otherwise.
+    GRAPHIQL: z.enum(['on', 'off'], 'must be on or off').optional(),
+    CORS_ORIGINS: list()
       .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
       .default([]),
     REDIS_URL: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL like redis://:password@redis.internal:6379/0').optional(),
@@ -134,8 +168,22 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
   if (!env.REDIS_URL) {
     for (const name of ['REDIS_PREFIX', 'REDIS_FALLBACK_SHARE']) if (env[name]) problem(name, 'is only used with REDIS_URL: set REDIS_URL or unset it');
   }
+  const host = env.HOST ?? '127.0.0.1';
+  if (!isLoopback(host) && !env.ALLOWED_HOSTS) {
+    const why = 'requests for other names are refused, against DNS rebinding';
+    problem('ALLOWED_HOSTS', `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (${why})`);
+  }
+  const headersMs = Number(env.HTTP_HEADERS_TIMEOUT_MS ?? 10_000);
+  const requestMs = Number(env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000);
+  // Node refuses to start a server whose headers may take longer than the whole request.
+  if (headersMs > requestMs) problem('HTTP_HEADERS_TIMEOUT_MS', `must not be more than HTTP_REQUEST_TIMEOUT_MS (${requestMs})`);
   const mode = authMode(env);
   if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
+  if (mode === 'none' && !isLoopback(host) && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST !== 'yes') {
+    const instead = 'use api-key or jwt (with LICENSEES_FILE), listen on 127.0.0.1, or set GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes when a proxy in front of the gateway authenticates every client';
+    problem('GATEWAY_AUTH', `none on HOST=${host} (not a loopback address) lets anyone who reaches it act for the licensee: ${instead}`);
+  }
+  if (mode !== 'none' && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST === 'yes') problem('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST', `is only used with GATEWAY_AUTH=none (it is ${mode})`);
   if (mode !== 'none' && !env.LICENSEES_FILE) {
     problem('GATEWAY_AUTH', `${mode} needs LICENSEES_FILE (the licensees${mode === 'api-key' ? ' and their clients' : ''}); without it only none is possible`);
   }
@@ -205,11 +253,33 @@ export interface Config {
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
   graphqlJit: boolean;
+  /** What a client may send and how long it may hold a connection (src/http/server.ts). */
+  http: HttpLimits;
+  /** ALLOWED_HOSTS: the names a request's Host (and a page's Origin, over WebSocket) may carry, lowercase, without port. */
+  allowedHosts: string[];
+  /** OPS_TOKEN: the bearer token of /metrics, /status and /status.json; unset, they answer loopback clients only. */
+  opsToken?: string;
+  /** OPERATION_NAMES: operation names counted under their own name in the metrics (besides the trusted documents'). */
+  operationNames: string[];
+  /** GRAPHIQL: the GraphiQL page at /graphql for browsers. */
+  graphiql: boolean;
   /** Settings that work but deserve a look (logged at start). */
   warnings: string[];
 }
 
+export interface HttpLimits {
+  /** Request bodies and WebSocket messages larger than this are refused before they are read. */
+  maxRequestBytes: number;
+  headersTimeoutMs: number;
+  /** Receiving the whole request, not answering it: streams outlive it. */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
 export interface QueryLimits {
+  /** A document's length in UTF-8 bytes, comments included; checked before it is parsed. */
+  bytes: number;
   depth: number;
   aliases: number;
   directives: number;
@@ -258,7 +328,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
-    queryLimits: { depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
+    queryLimits: { bytes: e.QUERY_MAX_BYTES, depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } } : {}),
     corsOrigins: e.CORS_ORIGINS,
@@ -268,9 +338,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     subscriptionsPerClient: e.SUBSCRIPTIONS_PER_CLIENT,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',
+    http: {
+      maxRequestBytes: e.MAX_REQUEST_BYTES,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.MAX_CONNECTIONS,
+    },
+    // Required by crossProblems when HOST is not a loopback address.
+    allowedHosts: e.ALLOWED_HOSTS ?? loopbackHosts(e.HOST),
+    ...(e.OPS_TOKEN ? { opsToken: e.OPS_TOKEN } : {}),
+    operationNames: e.OPERATION_NAMES,
+    graphiql: (e.GRAPHIQL ?? (isLoopback(e.HOST) ? 'on' : 'off')) === 'on',
     warnings: [
       ...tenants.warnings,
-      ...(auth.mode === 'none' && !isLoopback(e.HOST) ? [`GATEWAY_AUTH=none on HOST ${e.HOST}: anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id}`] : []),
+      ...(auth.mode === 'none' && !isLoopback(e.HOST)
+        ? [`GATEWAY_AUTH=none on HOST ${e.HOST} (GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes): anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id} unless a proxy in front authenticates them`]
+        : []),
     ],
   };
 }

@@ -6,9 +6,10 @@ import { ErrorCode } from '../error-codes.ts';
  * Yoga's answers to requests it cannot read, made readable: a `variables` or `extensions`
  * parameter that is not JSON (in a GET query string or a form body) is a 400 naming the parameter
  * instead of a masked INTERNAL_SERVER_ERROR, its 415 and 406 answers, which have an empty
- * body, say in a GraphQL error what to send instead, and graphql-js's request errors get a code.
+ * body, say in a GraphQL error what to send instead, its 413 names MAX_REQUEST_BYTES, and
+ * graphql-js's request errors get a code.
  */
-export function useReadableHttpErrors(): Plugin {
+export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plugin {
   return {
     onRequestParse({ request, url, requestParser, setRequestParser }) {
       if (!requestParser) return; // answered 415 below
@@ -26,8 +27,9 @@ export function useReadableHttpErrors(): Plugin {
       });
     },
     onResultProcess({ result, setResult }) {
-      if (Array.isArray(result)) setResult(result.map(withCodes));
-      else if (!(Symbol.asyncIterator in result)) setResult(withCodes(result));
+      const readable = (one: ExecutionResult) => withCodes(withBodyLimit(one, limits.maxRequestBytes));
+      if (Array.isArray(result)) setResult(result.map(readable));
+      else if (!(Symbol.asyncIterator in result)) setResult(readable(result));
     },
     onResponse({ response, setResponse, fetchAPI }) {
       if (response.body !== null) return;
@@ -58,6 +60,16 @@ function withCodes<T extends ExecutionResult>(result: T): T {
 }
 
 const needsCode = (error: GraphQLError): boolean => error.path === undefined && typeof error.extensions?.code !== 'string';
+
+/** Yoga's "Request body too large" (Content-Length over the bound, or a streamed body once past it), with the setting and the bound. */
+function withBodyLimit<T extends ExecutionResult>(result: T, maxBytes: number): T {
+  if (!result.errors?.some((error) => error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE')) return result;
+  const message = `The request body is larger than the ${maxBytes} bytes allowed: the gateway's MAX_REQUEST_BYTES setting sets this limit. Send a smaller request. Nothing was run.`;
+  const errors = result.errors.map((error) =>
+    error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE' ? new GraphQLError(message, { extensions: { ...error.extensions, limit: 'MAX_REQUEST_BYTES', maxBytes } }) : error,
+  );
+  return { ...result, errors };
+}
 
 function checkJson(name: string, text: string): void {
   try {

@@ -23,6 +23,7 @@ import { persistedQueryOf, type PersistedQueryStore } from '../operations/automa
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
 import { ErrorCode } from '../error-codes.ts';
+import { hostNameOf, isAllowedHost } from './hosts.ts';
 
 export interface WebSocketTransport {
   close(): Promise<void>;
@@ -32,6 +33,10 @@ export interface WebSocketOptions {
   authenticate: Authenticator;
   principals: RequestPrincipals;
   corsOrigins: readonly string[];
+  /** ALLOWED_HOSTS: the Host names the upgrade is answered for, and (with CORS_ORIGINS) the pages that may open a socket. */
+  allowedHosts: readonly string[];
+  /** MAX_REQUEST_BYTES: the longest message read. */
+  maxMessageBytes: number;
   /** The audit trail's records and logger: an operation on a socket is logged like one over HTTP. */
   records: OperationRecords;
   auditLogger?: AuditLogger;
@@ -70,11 +75,24 @@ type Payload = { query: string; operationName?: string | null; variables?: Recor
  *
  * The client proves who it is as on HTTP: an `Authorization` in the connection's init payload, or
  * else in the upgrade request's headers; a refused client is closed with 4403 before any operation
- * runs. A socket is closed with 4401 when its credential expires. A bad operation gets an `error`
+ * runs. A socket is closed with 4401 when its credential expires. Before any of that, the upgrade
+ * is refused for a Host not in ALLOWED_HOSTS (421) or a page of an origin not allowed (403), and a
+ * message longer than MAX_REQUEST_BYTES closes the socket (1009). A bad operation gets an `error`
  * message of its own, with the code HTTP would give; the socket and its other operations live on.
  */
 export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, options: WebSocketOptions): WebSocketTransport {
-  const sockets = new WebSocketServer({ server, path: gateway.yoga.graphqlEndpoint });
+  const sockets = new WebSocketServer({
+    server,
+    path: gateway.yoga.graphqlEndpoint,
+    // No message past MAX_REQUEST_BYTES is read, `connection_init` included: ws closes with 1009 on the announced length.
+    maxPayload: options.maxMessageBytes,
+    // The upgrade itself is refused (no socket opens) for a Host not in ALLOWED_HOSTS and a page of an origin not allowed.
+    verifyClient: ({ req }, done) => {
+      if (!isAllowedHost(req.headers.host, options.allowedHosts)) return done(false, 421, 'This gateway does not answer for this host name (ALLOWED_HOSTS).');
+      if (!allowedOrigin(req.headers.origin, options.corsOrigins, options.allowedHosts)) return done(false, 403, 'Pages of this origin may not open a socket (CORS_ORIGINS).');
+      done(true);
+    },
+  });
   const state = new WeakMap<object, Socket>();
   /** The audit record of each operation in flight, by socket and operation id. */
   const running = new WeakMap<object, Map<string, { record: OperationRecord; principal: Principal }>>();
@@ -90,7 +108,6 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       async onConnect(ctx) {
-        if (!allowedOrigin(ctx.extra.request.headers, options.corsOrigins)) return false;
         const verdict = await options.authenticate(requestOf(ctx.extra.request.headers, ctx.connectionParams));
         if (!('principal' in verdict)) return false;
         const { principal } = verdict;
@@ -113,12 +130,13 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
         running.get(ctx.extra)?.set(id, { record, principal: socket.principal });
         try {
           const args = await prepare(socket, request, id, payload as Payload, record);
-          if (Array.isArray(args)) logged(ctx.extra, id, errorCodesOf([{ errors: args }]));
-          return args;
+          if (!Array.isArray(args)) return args;
+          logged(ctx.extra, id, errorCodesOf([{ errors: args }]));
+          return args.map(withoutHttp);
         } catch (error) {
-          const masked = maskError(error, options.logger);
-          logged(ctx.extra, id, errorCodesOf([{ errors: [masked as GraphQLError] }]));
-          return [masked as GraphQLError];
+          const masked = maskError(error, options.logger) as GraphQLError;
+          logged(ctx.extra, id, errorCodesOf([{ errors: [masked] }]));
+          return [withoutHttp(masked)];
         }
       },
       // The codes of every result sent, as HTTP records those of its one result.
@@ -180,12 +198,30 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
     };
   }
 
+  // After graphql-ws's own listener: a socket's error (a message over the bound, which ws has
+  // already answered with 1009, or a connection reset) goes to the logger, not to stderr as
+  // graphql-ws prints it. ws closes the socket on every such error itself.
+  sockets.on('connection', (socket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => {
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') options.logger?.info(`a WebSocket message over MAX_REQUEST_BYTES (${options.maxMessageBytes}): closed with 1009`);
+      else options.logger?.warn({ err: error }, 'WebSocket error: socket closed');
+    });
+  });
+
   return {
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => sockets.close(() => resolve()));
     },
   };
+}
+
+/** An error as a socket sends it: Yoga's `extensions.http` (a status for HTTP answers) is HTTP's alone. */
+function withoutHttp(error: GraphQLError): GraphQLError {
+  if (!error.extensions?.http) return error;
+  const { http: _http, ...extensions } = error.extensions;
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
 }
 
 function withCode(error: GraphQLError, code: string): GraphQLError {
@@ -202,15 +238,18 @@ function requestOf(headers: Record<string, string | string[] | undefined>, conne
 }
 
 /**
- * A browser page may open a socket to any address, with no CORS preflight: only pages of the
- * gateway's own origin, or of CORS_ORIGINS, may. Clients that are not browsers send no Origin.
+ * A browser page may open a socket to any address, with no CORS preflight: only pages of
+ * CORS_ORIGINS, or of the gateway's own names (ALLOWED_HOSTS, any port: GraphiQL), may. Never
+ * compared with the request's `Host`: under DNS rebinding the attacker's page names both.
+ * Clients that are not browsers send no Origin.
  */
-function allowedOrigin(headers: Record<string, string | string[] | undefined>, corsOrigins: readonly string[]): boolean {
-  const origin = headers.origin;
-  if (typeof origin !== 'string') return true;
+function allowedOrigin(origin: string | undefined, corsOrigins: readonly string[], allowedHosts: readonly string[]): boolean {
+  if (origin === undefined) return true;
   if (corsOrigins.includes(origin)) return true;
   try {
-    return new URL(origin).host === headers.host;
+    const url = new URL(origin);
+    const name = hostNameOf(url.host);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && name !== undefined && allowedHosts.includes(name);
   } catch {
     return false;
   }

@@ -40,7 +40,7 @@ describe('loadConfig', () => {
   });
 
   it('reads the query limits and the CORS allow-list', () => {
-    expect(loadConfig({}).queryLimits).toEqual({ depth: 12, aliases: 30, directives: 50, tokens: 1000 });
+    expect(loadConfig({}).queryLimits).toEqual({ bytes: 65_536, depth: 12, aliases: 30, directives: 50, tokens: 1000 });
     expect(loadConfig({}).corsOrigins).toEqual([]);
     const c = loadConfig({ QUERY_MAX_DEPTH: '8', QUERY_MAX_TOKENS: '600', CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' });
     expect(c.queryLimits).toMatchObject({ depth: 8, tokens: 600 });
@@ -197,8 +197,82 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     expect(c.licensees[0]?.account.key).toBe('demo-key-1001');
     expect(c.warnings).toEqual([expect.stringContaining('licensee "local" has its upstream key written in LICENSEES_FILE')]);
     expect(c.warnings.join()).not.toContain('demo-key-1001');
-    expect(loadConfig({ HOST: '0.0.0.0' }).warnings).toEqual([expect.stringContaining('GATEWAY_AUTH=none on HOST 0.0.0.0')]);
+    const publicNone = { HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com', GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' };
+    expect(loadConfig(publicNone).warnings).toEqual([expect.stringContaining('GATEWAY_AUTH=none on HOST 0.0.0.0')]);
     expect(loadConfig({ HOST: '127.0.0.1' }).warnings).toEqual([]);
+  });
+});
+
+describe('the doors’ settings: input bounds, server timeouts, hosts, operators, GraphiQL', () => {
+  it('defaults to bounded inputs and timeouts of seconds, the loopback names, and GraphiQL on loopback', () => {
+    const c = loadConfig({});
+    expect(c.http).toEqual({ maxRequestBytes: 1024 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 });
+    expect(c.allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(c).toMatchObject({ graphiql: true, operationNames: [] });
+    expect(c.opsToken).toBeUndefined();
+    // Another loopback address is a name of its own too; IPv6 in the brackets a Host header carries.
+    expect(loadConfig({ HOST: '127.0.0.2' }).allowedHosts).toContain('127.0.0.2');
+    expect(loadConfig({ HOST: '::1' }).allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+  });
+
+  it('reads each setting', () => {
+    const c = loadConfig({
+      QUERY_MAX_BYTES: '4096',
+      MAX_REQUEST_BYTES: '65536',
+      HTTP_HEADERS_TIMEOUT_MS: '2000',
+      HTTP_REQUEST_TIMEOUT_MS: '4000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '3000',
+      MAX_CONNECTIONS: '50',
+      ALLOWED_HOSTS: 'Gateway.Example.com, 10.0.0.5,[::1]',
+      OPS_TOKEN: 'a'.repeat(32),
+      OPERATION_NAMES: 'EventPage, Reservations',
+      GRAPHIQL: 'off',
+    });
+    expect(c.queryLimits.bytes).toBe(4096);
+    expect(c.http).toEqual({ maxRequestBytes: 65_536, headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 3000, maxConnections: 50 });
+    expect(c.allowedHosts).toEqual(['gateway.example.com', '10.0.0.5', '[::1]']);
+    expect(c).toMatchObject({ opsToken: 'a'.repeat(32), operationNames: ['EventPage', 'Reservations'], graphiql: false });
+  });
+
+  it('names every bad value at once, and never echoes OPS_TOKEN', () => {
+    const message = configError({
+      QUERY_MAX_BYTES: '10',
+      MAX_REQUEST_BYTES: 'a lot',
+      MAX_CONNECTIONS: '0',
+      HTTP_HEADERS_TIMEOUT_MS: '20000',
+      HTTP_REQUEST_TIMEOUT_MS: '10000',
+      ALLOWED_HOSTS: 'https://gateway.example.com',
+      OPS_TOKEN: 'short secret',
+      OPERATION_NAMES: 'Event-Page',
+      GRAPHIQL: 'maybe',
+    });
+    for (const expected of [
+      'QUERY_MAX_BYTES: must be at least 256',
+      'MAX_REQUEST_BYTES: must be a number',
+      'MAX_CONNECTIONS: must be at least 1',
+      'HTTP_HEADERS_TIMEOUT_MS: must not be more than HTTP_REQUEST_TIMEOUT_MS (10000)',
+      'ALLOWED_HOSTS: each must be a host name like api.example.com',
+      'OPS_TOKEN: must be at least 16 printable characters without spaces',
+      'OPERATION_NAMES: each must be a GraphQL operation name',
+      'GRAPHIQL: must be on or off',
+    ]) {
+      expect(message).toContain(expected);
+    }
+    expect(message).not.toContain('short secret');
+    expect(configError({ ALLOWED_HOSTS: 'gateway.example.com:443' })).toContain('ALLOWED_HOSTS: each must be a host name');
+  });
+
+  it('refuses a public HOST without ALLOWED_HOSTS, and GATEWAY_AUTH=none on it unless told it is meant', () => {
+    const message = configError({ HOST: '0.0.0.0' });
+    expect(message).toContain('ALLOWED_HOSTS: is required when HOST is not a loopback address (HOST=0.0.0.0)');
+    expect(message).toContain('GATEWAY_AUTH: none on HOST=0.0.0.0 (not a loopback address)');
+    expect(message).toContain('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes');
+    expect(configError({ HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com' })).not.toContain('ALLOWED_HOSTS');
+    const meant = loadConfig({ HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com', GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' });
+    expect(meant).toMatchObject({ auth: { mode: 'none' }, allowedHosts: ['gateway.example.com'], graphiql: false });
+    // With client authentication a public HOST needs only its names.
+    expect(loadConfig({ ...licenseesEnv(), HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com' }).auth.mode).toBe('api-key');
+    expect(configError({ ...licenseesEnv(), GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' })).toContain('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: is only used with GATEWAY_AUTH=none (it is api-key)');
   });
 });
 

@@ -25,11 +25,18 @@ describe.skipIf(!CHROMIUM)('GraphiQL', () => {
     // Tall enough that the editors render the whole example result (they only draw visible lines).
     const page = await t.browser.newPage({ viewport: { width: 1400, height: 4000 } });
     const outside: string[] = [];
+    // The page's Content-Security-Policy lets everything GraphiQL needs run, and nothing else.
+    const refusedByPolicy: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refusedByPolicy.push(message.text());
+    });
     page.on('request', (req) => {
       const host = new URL(req.url()).hostname;
       if (!['127.0.0.1', 'localhost'].includes(host) && !req.url().startsWith('data:') && !req.url().startsWith('blob:')) outside.push(req.url());
     });
-    await page.goto(t.url, { waitUntil: 'load', timeout: 60_000 });
+    const response = await page.goto(t.url, { waitUntil: 'load', timeout: 60_000 });
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(response?.headers()['content-encoding']).toMatch(/^(br|gzip)$/);
     await page.waitForSelector('.graphiql-execute-button', { timeout: 60_000 });
     // The editors render with non-breaking spaces: compare text with its spaces folded.
     const text = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');
@@ -43,5 +50,6 @@ describe.skipIf(!CHROMIUM)('GraphiQL', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: new URL('graphiql.png', ARTIFACTS).pathname, fullPage: true });
     expect(outside).toEqual([]);
+    expect(refusedByPolicy).toEqual([]);
   }, 150_000);
 });

@@ -1,18 +1,24 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labelledOperationNames } from '../../src/observability/metrics/plugin.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /*
  * /metrics in Prometheus' text format. After a known set of operations, the upstream
  * request counts it shows equal the emulator's log; nothing secret or personal is in it.
  */
+const OPS_TOKEN = 'operators-token-0123456789abcdef';
 let t: TestGateway;
 beforeAll(async () => {
-  t = await startGateway({ rateLimit: false });
+  t = await startGateway({ rateLimit: false }, { OPS_TOKEN, OPERATION_NAMES: 'EventName,Hotels,Reservations,Bad' });
 });
 afterAll(() => t.close());
 
-async function scrape(): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await t.gateway.yoga.fetch('http://yoga/metrics');
+async function scrape(gateway = t): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await gateway.gateway.yoga.fetch('http://yoga/metrics', { headers: { authorization: `Bearer ${OPS_TOKEN}` } });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
 }
 
@@ -80,5 +86,42 @@ describe('/metrics', () => {
     expect(text).not.toContain('demo-key-1001');
     expect(text).not.toContain(token);
     expect(text).not.toMatch(/@|email|lastName/);
+  });
+});
+
+describe('operation names as labels', () => {
+  it('counts a name neither in OPERATION_NAMES nor in the trusted documents as `other`, and one without a name as `anonymous`', async () => {
+    await t.exec('query EventName { event(eventId: 5001) { name } }');
+    for (let i = 0; i < 3; i++) await t.exec(`query Chosen${i}ByAClient { event(eventId: 5001) { name } }`);
+    await t.exec('{ event(eventId: 5001) { name } }');
+    const { text } = await scrape();
+    const names = new Set(samples(text, 'gateway_graphql_operations_total').map(({ labels }) => labels.operation));
+    expect(names).toContain('EventName');
+    expect(names).toContain('other');
+    expect(names).toContain('anonymous');
+    expect([...names].filter((name) => name!.startsWith('Chosen'))).toEqual([]);
+    const other = samples(text, 'gateway_graphql_operations_total').filter(({ labels }) => labels.operation === 'other');
+    expect(other.reduce((sum, { value }) => sum + value, 0)).toBe(3);
+  });
+
+  it('labels the operations of the trusted documents by their names', async () => {
+    const event = 'query TrustedEvent { event(eventId: 5001) { name } }';
+    const hex = createHash('sha256').update(event, 'utf8').digest('hex');
+    const path = join(mkdtempSync(join(tmpdir(), 'trusted-')), 'persisted-documents.json');
+    writeFileSync(path, JSON.stringify({ [`sha256:${hex}`]: event }));
+    const trusted = await startGateway({ rateLimit: false }, { OPS_TOKEN, TRUSTED_DOCUMENTS_FILE: path });
+    try {
+      const res = await trusted.gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ documentId: `sha256:${hex}` }),
+      });
+      expect(res.status).toBe(200);
+      const { text } = await scrape(trusted);
+      expect(samples(text, 'gateway_graphql_operations_total').map(({ labels }) => labels.operation)).toEqual(['TrustedEvent']);
+    } finally {
+      await trusted.close();
+    }
+    expect(labelledOperationNames(['Listed'], ['query A { x } mutation B { y }', 'subscription C { z } { w }'])).toEqual(new Set(['Listed', 'A', 'B', 'C']));
   });
 });

@@ -1,4 +1,4 @@
-import { getOperationAST, type DocumentNode } from 'graphql';
+import { getOperationAST, Kind, parse, type DocumentNode } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { ErrorCode } from '../../error-codes.ts';
@@ -9,23 +9,29 @@ interface OperationSeen {
   type: string;
 }
 
-/** Operation names become labels: a bounded set of plain names, the rest are `other`. */
-const MAX_OPERATION_NAMES = 200;
-const PLAIN_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
+/**
+ * The operation names counted under their own label: those of the trusted documents and of
+ * OPERATION_NAMES. Any other name is the client's word, `other`: first come, first labelled let the
+ * first names any client sent take every label for good (and a label's series is never freed).
+ */
+export function labelledOperationNames(allowList: readonly string[], trustedDocuments: Iterable<string> = []): Set<string> {
+  const names = new Set(allowList);
+  for (const text of trustedDocuments) {
+    for (const definition of parse(text, { noLocation: true }).definitions) {
+      if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) names.add(definition.name.value);
+    }
+  }
+  return names;
+}
 
 /**
  * `/metrics` in Prometheus' text format, and the GraphQL side of the metrics: each operation by
- * name, type and outcome with its duration, and each error code answered (the refusals).
+ * name (see labelledOperationNames), type and outcome with its duration, and each error code
+ * answered (the refusals).
  */
-export function useMetrics(metrics: GatewayMetrics): Plugin {
+export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<string>): Plugin {
   const seen = new WeakMap<Request, OperationSeen>();
-  const names = new Set<string>();
-  const labelOf = (name: string | null | undefined) => {
-    if (!name) return 'anonymous';
-    if (!PLAIN_NAME.test(name)) return 'other';
-    if (names.has(name) || names.size < MAX_OPERATION_NAMES) return names.add(name), name;
-    return 'other';
-  };
+  const labelOf = (name: string | null | undefined) => (!name ? 'anonymous' : operationNames.has(name) ? name : 'other');
   const noteOperation = (request: Request | undefined, document: DocumentNode, operationName: string | null | undefined) => {
     const record = request && seen.get(request);
     if (!record) return;

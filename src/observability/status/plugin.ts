@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -6,8 +7,17 @@ import { statusSnapshot } from './snapshot.ts';
 
 const PAGE = readFileSync(new URL('./page.html', import.meta.url), 'utf8');
 
-/** The page runs its own inline script and fetches only from the gateway: nothing from a CDN. */
-const PAGE_POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'";
+/** The hashes of the page's inline elements of a kind (`script`, `style`), as a policy lists them. */
+const hashesOf = (tag: string) =>
+  [...PAGE.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))]
+    .map((match) => `'sha256-${createHash('sha256').update(match[1]!, 'utf8').digest('base64')}'`)
+    .join(' ');
+
+/**
+ * The page runs its own inline script and style, by their hashes (nothing injected into it could
+ * run), fetches only from the gateway (nothing from a CDN), and no other site may frame it.
+ */
+const PAGE_POLICY = `default-src 'none'; script-src ${hashesOf('script')}; style-src ${hashesOf('style')}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /**
  * `/status`: one HTML page for operators (budget chart, queue, token age, cache hit ratio, error
