@@ -2,17 +2,25 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { compareChart } from './compare/chart.ts';
-import { busiestMinute, refused429, served, startEmulator, type Emulator } from './compare/emulator.ts';
+import { busiestMinute, type Emulator, refused429, served, startEmulator } from './compare/emulator.ts';
 import { fixedAmount, measure } from './compare/load.ts';
 import { replaceBetweenMarkers } from './compare/markdown.ts';
 import { goals, goalTable, loadTable, sessionTable, walkTable } from './compare/report.ts';
 import { emptyLoadCell, emptyResults, emptySessionCell, emptyWalkCell, type Results } from './compare/results.ts';
-import { treeRssMiB, sampleRss } from './compare/rss.ts';
+import { sampleRss, treeRssMiB } from './compare/rss.ts';
 import { percentile, SESSIONS, simulateUsers } from './compare/s6.ts';
-import { LOAD_SCENARIOS, S5, type LoadScenario } from './compare/scenarios.ts';
+import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
 import { streamWalk } from './compare/stream.ts';
-import { composeMesh, installPeer, startCeiling, startMesh, startNaive, startOurs, type SystemName } from './compare/systems.ts';
-import { DURATION_S, machine, RUNS, stop, WARMUP_S, type Started } from './lib.ts';
+import {
+  composeMesh,
+  installPeer,
+  type SystemName,
+  startCeiling,
+  startMesh,
+  startNaive,
+  startOurs,
+} from './compare/systems.ts';
+import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.ts';
 
 /**
  * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: the side-by-side run (README, "Benchmarks").
@@ -31,13 +39,19 @@ const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
 
 const firstFlag = process.argv.findIndex((a) => a.startsWith('--'));
-const { values: flags } = parseArgs({ args: firstFlag === -1 ? [] : process.argv.slice(firstFlag), options: { only: { type: 'string' }, systems: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  args: firstFlag === -1 ? [] : process.argv.slice(firstFlag),
+  options: { only: { type: 'string' }, systems: { type: 'string' } },
+});
 const only = listFlag('only', flags.only, ALL_SCENARIOS);
 const systems = listFlag('systems', flags.systems, ALL_SYSTEMS) as SystemName[];
 
 function listFlag(name: string, value: string | undefined, allowed: readonly string[]): string[] {
   if (value === undefined) return [...allowed];
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = list.filter((s) => !allowed.includes(s));
   if (unknown.length || !list.length) {
     console.error(`--${name} takes a comma-separated list of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
@@ -53,21 +67,36 @@ const streamOn = only.includes('S5-stream') && systems.includes('ours');
 const sessionSystems = only.includes('S6') ? systems.filter((s) => SESSIONS[s]) : [];
 
 // Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
-const startS = (s: SystemName) => 2.5 + ({ ours: 5, 'ours-cache-off': 5, mesh: 4, naive: 1, ceiling: 1, direct: 0 } as const)[s];
+const startS = (s: SystemName) =>
+  2.5 + ({ ours: 5, 'ours-cache-off': 5, mesh: 4, naive: 1, ceiling: 1, direct: 0 } as const)[s];
 const perRunS =
-  loadScenarios.reduce((sum, sc) => sum + runsOf(sc).reduce((t, s) => t + startS(s) + 5 + 2 * (WARMUP_S + DURATION_S), 0), 0) +
+  loadScenarios.reduce(
+    (sum, sc) => sum + runsOf(sc).reduce((t, s) => t + startS(s) + 5 + 2 * (WARMUP_S + DURATION_S), 0),
+    0,
+  ) +
   walkSystems.reduce((t, s) => t + startS(s) + 6, 0) +
   (streamOn ? startS('ours') + 6 : 0) +
   sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0);
-console.error(`compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`);
+console.error(
+  `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`,
+);
 
 for (const peer of ['naive', 'mesh', 'ceiling'] as const) if (systems.includes(peer)) installPeer(peer);
 if (systems.includes('mesh')) composeMesh();
 
-const results: Results = emptyResults({ durationS: DURATION_S, warmupS: WARMUP_S, s6Seconds: S6_SECONDS, s6Users: S6_USERS });
+const results: Results = emptyResults({
+  durationS: DURATION_S,
+  warmupS: WARMUP_S,
+  s6Seconds: S6_SECONDS,
+  s6Users: S6_USERS,
+});
 
 /** Starts a system against the emulator; `direct` has no process of its own. */
-async function startSystem(system: SystemName, emulator: Emulator, env: Record<string, string>): Promise<Started | null> {
+async function startSystem(
+  system: SystemName,
+  emulator: Emulator,
+  env: Record<string, string>,
+): Promise<Started | null> {
   switch (system) {
     case 'ours':
     case 'ours-cache-off':
@@ -85,9 +114,18 @@ async function startSystem(system: SystemName, emulator: Emulator, env: Record<s
 
 /** Rate limits lifted on both sides for S1–S5, so the figures measure the systems, not the budget. */
 const unlimited = (system: SystemName): Record<string, string> =>
-  system === 'ours' ? { UPSTREAM_RATE_LIMIT: '100000' } : system === 'ours-cache-off' ? { UPSTREAM_RATE_LIMIT: '100000', RESPONSE_CACHE: 'off' } : {};
+  system === 'ours'
+    ? { UPSTREAM_RATE_LIMIT: '100000' }
+    : system === 'ours-cache-off'
+      ? { UPSTREAM_RATE_LIMIT: '100000', RESPONSE_CACHE: 'off' }
+      : {};
 
-async function withSystem<T>(system: SystemName, rateLimit: boolean, env: Record<string, string>, body: (url: string, emulator: Emulator, started: Started | null) => Promise<T>): Promise<T> {
+async function withSystem<T>(
+  system: SystemName,
+  rateLimit: boolean,
+  env: Record<string, string>,
+  body: (url: string, emulator: Emulator, started: Started | null) => Promise<T>,
+): Promise<T> {
   const emulator = await startEmulator({ rateLimit });
   let started: Started | null = null;
   try {
@@ -112,7 +150,9 @@ async function measureLoad(scenario: LoadScenario, system: SystemName): Promise<
     const coldFrom = Date.now();
     await fetch(target.url, { method: 'POST', headers: target.headers, body: target.bodies[0] }).then((r) => r.text());
     // Mesh's and direct REST's clients authenticate themselves (once, before): that call counts too.
-    cell.coldCalls.push(served(await emulator.requestsSince(coldFrom)) + (CLIENT_AUTHENTICATES.includes(system) ? 1 : 0));
+    cell.coldCalls.push(
+      served(await emulator.requestsSince(coldFrom)) + (CLIENT_AUTHENTICATES.includes(system) ? 1 : 0),
+    );
     const sampleFrom = Date.now();
     const answered = await fixedAmount(target, 10, CALLS_SAMPLE);
     cell.loadCalls.push(served(await emulator.requestsSince(sampleFrom)) / Math.max(1, answered));
@@ -231,8 +271,12 @@ ${results.loadavg.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(
 
 ${[
   loadScenarios.length ? loadTable(results) : '',
-  walkSystems.length || streamOn ? `S5, walking all 25,600 reservations of event 5001 with \`first: 1000\` (peers: their pages):\n\n${walkTable(results)}` : '',
-  sessionSystems.length ? `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}` : '',
+  walkSystems.length || streamOn
+    ? `S5, walking all 25,600 reservations of event 5001 with \`first: 1000\` (peers: their pages):\n\n${walkTable(results)}`
+    : '',
+  sessionSystems.length
+    ? `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}`
+    : '',
 ]
   .filter(Boolean)
   .join('\n\n')}

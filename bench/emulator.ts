@@ -25,13 +25,19 @@ for (let run = 0; run < RUNS; run++) {
   });
   rps.push(event.rps);
   // Pages 1..26 of the large event in turn, each a full 1000-record page.
-  const requests = Array.from({ length: 25 }, (_, i) => ({ method: 'POST' as const, headers, body: `token=${token}&eventId=5001&page=${i + 1}` }));
+  const requests = Array.from({ length: 25 }, (_, i) => ({
+    method: 'POST' as const,
+    headers,
+    body: `token=${token}&eventId=5001&page=${i + 1}`,
+  }));
   const page = await load({ url: `${emulator.url}/api/v102/getreservation`, requests, connections: 10 });
   pageP50.push(page.p50);
   pageP99.push(page.p99);
   errors.push(event.errors + event.non2xx + page.errors + page.non2xx);
   await stop(emulator.child);
-  console.error(`run ${run + 1}: startup ${emulator.startupMs.toFixed(0)} ms, getevent ${event.rps.toFixed(0)} req/s, page p50 ${page.p50} ms p99 ${page.p99} ms`);
+  console.error(
+    `run ${run + 1}: startup ${emulator.startupMs.toFixed(0)} ms, getevent ${event.rps.toFixed(0)} req/s, page p50 ${page.p50} ms p99 ${page.p99} ms`,
+  );
 }
 
 console.log(`### Emulator (${machine()})

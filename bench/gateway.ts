@@ -1,5 +1,16 @@
 import { sampleRss } from './compare/rss.ts';
-import { authenticate, DURATION_S, load, machine, RUNS, startBenchGateway, startProcess, stop, summary, WARMUP_S } from './lib.ts';
+import {
+  authenticate,
+  DURATION_S,
+  load,
+  machine,
+  RUNS,
+  startBenchGateway,
+  startProcess,
+  stop,
+  summary,
+  WARMUP_S,
+} from './lib.ts';
 
 /**
  * The gateway under load, against the emulator in its own process (rate limits lifted on both
@@ -26,25 +37,35 @@ for (let run = 0; run < RUNS; run++) {
   const emulator = await startProcess('src/emulator/main.ts', ['--port', '0', '--no-rate-limit']);
   const gateway = await startBenchGateway(emulator.url);
   const rss = sampleRss(gateway.child.pid!);
-  const gql = (query: string) => ({ url: `${gateway.url}/graphql`, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  const gql = (query: string) => ({
+    url: `${gateway.url}/graphql`,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+  });
   record('EventPage, 50 connections', await load({ ...gql(EVENT_PAGE), connections: 50 }));
   record('EventPage, 10 connections', await load({ ...gql(EVENT_PAGE), connections: 10 }));
   record('Page100, 10 connections', await load({ ...gql(PAGE_100), connections: 10 }));
   const token = await authenticate(emulator.url);
-  record('direct REST getreservation page 1 (1000 records), 10 connections', await load({
-    url: `${emulator.url}/api/v102/getreservation`,
-    method: 'POST',
-    headers: { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${token}&eventId=5001&page=1`,
-    connections: 10,
-  }));
+  record(
+    'direct REST getreservation page 1 (1000 records), 10 connections',
+    await load({
+      url: `${emulator.url}/api/v102/getreservation`,
+      method: 'POST',
+      headers: { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${token}&eventId=5001&page=1`,
+      connections: 10,
+    }),
+  );
   peakRss = Math.max(peakRss, rss.stop());
   await stop(gateway.child);
   await stop(emulator.child);
   console.error(`run ${run + 1} done`);
 }
 
-const rows = Object.entries(results).map(([name, r]) => `| ${name} | ${summary(r.rps)} | ${summary(r.p50)} | ${summary(r.p99)} | ${r.errors} |`);
+const rows = Object.entries(results).map(
+  ([name, r]) => `| ${name} | ${summary(r.rps)} | ${summary(r.p50)} | ${summary(r.p99)} | ${r.errors} |`,
+);
 console.log(`### Gateway (${machine()})
 
 autocannon on the same machine as the gateway and the emulator (three processes), ${RUNS} runs of

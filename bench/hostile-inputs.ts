@@ -30,7 +30,11 @@ interface Case {
 const documentOf = (index: number) => `# ${String(index).padStart(4, '0')} ${'x'.repeat(SIZE - 20)}\n{ __typename }`;
 
 const post = (base: string, query: string) =>
-  fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+  });
 
 async function postDocument(base: string, index: number): Promise<string> {
   const res = await post(base, documentOf(index));
@@ -44,7 +48,9 @@ async function sendFrame(base: string, index: number): Promise<string> {
   socket.on('error', () => {}); // the server cuts the connection while the frame is still being sent
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
-    socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: ${response.statusCode}`)));
+    socket.once('unexpected-response', (_request, response) =>
+      reject(new Error(`upgrade refused: ${response.statusCode}`)),
+    );
   });
   const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
   socket.send(JSON.stringify({ type: 'connection_init', payload: { padding: documentOf(index) } }));
@@ -53,7 +59,11 @@ async function sendFrame(base: string, index: number): Promise<string> {
 
 const CASES: Case[] = [
   { name: 'HTTP, 5 MB bodies (default bounds)', env: {}, send: postDocument },
-  { name: 'HTTP, 5 MB documents (MAX_REQUEST_BYTES 8 MiB)', env: { MAX_REQUEST_BYTES: String(8 * 1024 * 1024) }, send: postDocument },
+  {
+    name: 'HTTP, 5 MB documents (MAX_REQUEST_BYTES 8 MiB)',
+    env: { MAX_REQUEST_BYTES: String(8 * 1024 * 1024) },
+    send: postDocument,
+  },
   {
     name: 'HTTP, 5 MB documents parsed (bounds at their largest)',
     env: { MAX_REQUEST_BYTES: String(64 * 1024 * 1024), QUERY_MAX_BYTES: String(16 * 1024 * 1024) },
@@ -85,7 +95,9 @@ try {
       const after = treeRssMiB(pid);
       const highest = Math.max(peak.stop(), after);
       const outcome = [...answers].map(([answer, count]) => `${count} × ${answer}`).join(', ');
-      rows.push(`| ${test.name} | ${outcome} | ${before.toFixed(0)} | ${highest.toFixed(0)} | ${after.toFixed(0)} | ${(after - before).toFixed(0)} |`);
+      rows.push(
+        `| ${test.name} | ${outcome} | ${before.toFixed(0)} | ${highest.toFixed(0)} | ${after.toFixed(0)} | ${(after - before).toFixed(0)} |`,
+      );
       console.error(`${test.name}: done`);
     } finally {
       await stop(gateway.child);

@@ -48,7 +48,9 @@ for (const hostile of HOSTILE_DOCUMENTS) {
     slowest = Math.max(slowest, ...times);
   }
   const calls = emulator.state.log.length;
-  console.log(`| ${hostile.name} | ${hostile.query.length} | ${code} | ${median(runMedians).toFixed(1)} | ${slowest.toFixed(1)} | ${calls} |`);
+  console.log(
+    `| ${hostile.name} | ${hostile.query.length} | ${code} | ${median(runMedians).toFixed(1)} | ${slowest.toFixed(1)} | ${calls} |`,
+  );
 }
 await gateway.close();
 await emulator.close();

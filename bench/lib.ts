@@ -1,8 +1,7 @@
-import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { execSync } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { cpus } from 'node:os';
+import autocannon from 'autocannon';
 
 /** Shared pieces of the benchmarks: how docs/benchmarking.md says every figure is measured. */
 
@@ -17,14 +16,26 @@ export interface Started {
 }
 
 /** Starts a TypeScript entry point in its own process and waits for the URL it prints. */
-export function startProcess(entry: string, args: string[], env: Record<string, string> = {}, pattern = /(http:\/\/127\.0\.0\.1:\d+)/): Promise<Started> {
+export function startProcess(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  pattern = /(http:\/\/127\.0\.0\.1:\d+)/,
+): Promise<Started> {
   return startCommand(['--import', 'tsx', entry, ...args], { env, pattern });
 }
 
 /** Starts `node <args>` (in `cwd`) and waits for the URL it prints or, given `waitFor`, for that URL to answer 2xx. */
-export function startCommand(args: string[], options: { env?: Record<string, string>; cwd?: string; pattern?: RegExp; waitFor?: string }): Promise<Started> {
+export function startCommand(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; pattern?: RegExp; waitFor?: string },
+): Promise<Started> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const pattern = options.pattern ?? /(http:\/\/127\.0\.0\.1:\d+)/;
   return new Promise((resolve, reject) => {
     let out = '';
@@ -43,7 +54,8 @@ export function startCommand(args: string[], options: { env?: Record<string, str
       if (!done) reject(new Error(`node ${args.join(' ')} exited with ${code} before it listened:\n${out}`));
       done = true;
     });
-    if (options.waitFor) void poll(options.waitFor, () => done).then((ok) => ok && ready(new URL(options.waitFor!).origin));
+    if (options.waitFor)
+      void poll(options.waitFor, () => done).then((ok) => ok && ready(new URL(options.waitFor!).origin));
   });
 }
 
@@ -129,6 +141,16 @@ export async function authenticate(url: string, licensee = '1001'): Promise<stri
  * rate limit lifted: figures measure the gateway, not the budget.
  */
 export function startBenchGateway(upstreamUrl: string, env: Record<string, string> = {}): Promise<Started> {
-  const settings = { PORT: '0', LOG_LEVEL: 'warn', UPSTREAM_BASE_URL: upstreamUrl, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', UPSTREAM_RATE_LIMIT: '100000' };
-  return startCommand(['scripts/start.mjs'], { env: { ...settings, ...env }, pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/ });
+  const settings = {
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    UPSTREAM_BASE_URL: upstreamUrl,
+    UPSTREAM_KEY: 'demo-key-1001',
+    UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    UPSTREAM_RATE_LIMIT: '100000',
+  };
+  return startCommand(['scripts/start.mjs'], {
+    env: { ...settings, ...env },
+    pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
+  });
 }

@@ -1,6 +1,16 @@
 import autocannon from 'autocannon';
 import { findRedisServer, REDIS_INSTALL_HINT, startRedis } from '../test/helpers/redis.ts';
-import { DURATION_S, machine, RUNS, startBenchGateway, startProcess, stop, summary, WARMUP_S, type Started } from './lib.ts';
+import {
+  DURATION_S,
+  machine,
+  RUNS,
+  type Started,
+  startBenchGateway,
+  startProcess,
+  stop,
+  summary,
+  WARMUP_S,
+} from './lib.ts';
 
 /**
  * Throughput of one gateway against three, all on one Redis (budget, token and cache
@@ -25,12 +35,24 @@ if (!serverPath) {
 }
 
 const request = (gateway: Started, connections: number, duration: number) =>
-  autocannon({ url: `${gateway.url}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: EVENT_PAGE }), connections, duration });
+  autocannon({
+    url: `${gateway.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: EVENT_PAGE }),
+    connections,
+    duration,
+  });
 
 /** All replicas at once for `duration`, the connections split evenly; requests per second added up. */
 async function loadAll(gateways: Started[], duration: number): Promise<{ rps: number; failed: number }> {
-  const results = await Promise.all(gateways.map((gateway) => request(gateway, CONNECTIONS / gateways.length, duration)));
-  return { rps: results.reduce((sum, r) => sum + r.requests.average, 0), failed: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0) };
+  const results = await Promise.all(
+    gateways.map((gateway) => request(gateway, CONNECTIONS / gateways.length, duration)),
+  );
+  return {
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    failed: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
+  };
 }
 
 const results: Record<string, { rps: number[]; failed: number }> = {};
@@ -59,9 +81,15 @@ for (let run = 0; run < RUNS; run++) {
 }
 
 console.log(`\n### One vs three replicas on one Redis (${machine()})\n`);
-console.log(`\`npm run bench -- replicas\`: \`${EVENT_PAGE}\`, ${CONNECTIONS} connections in all, ${WARMUP_S} s warm-up then ${DURATION_S} s, ${RUNS} runs; median (min–max).\n`);
+console.log(
+  `\`npm run bench -- replicas\`: \`${EVENT_PAGE}\`, ${CONNECTIONS} connections in all, ${WARMUP_S} s warm-up then ${DURATION_S} s, ${RUNS} runs; median (min–max).\n`,
+);
 console.log('| gateways | requests/s | failed |');
 console.log('|---|---|---|');
-for (const { label } of SETUPS) console.log(`| ${label} | ${summary(results[label]!.rps)} | ${results[label]!.failed} |`);
-const ratio = summary(results['3 on Redis']!.rps.map((rps, i) => rps / results['1 on Redis']!.rps[i]!), 2);
+for (const { label } of SETUPS)
+  console.log(`| ${label} | ${summary(results[label]!.rps)} | ${results[label]!.failed} |`);
+const ratio = summary(
+  results['3 on Redis']!.rps.map((rps, i) => rps / results['1 on Redis']!.rps[i]!),
+  2,
+);
 console.log(`\nThree replicas over one: ${ratio}×.`);

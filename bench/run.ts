@@ -1,7 +1,9 @@
 /** `npm run bench -- <name> [--flag …]`: runs bench/<name>.ts (flags are the benchmark's to read); without a name, lists them. */
 import { readdirSync } from 'node:fs';
 
-const names = readdirSync(new URL('.', import.meta.url)).filter((f) => f.endsWith('.ts') && !['run.ts', 'lib.ts'].includes(f)).map((f) => f.slice(0, -3));
+const names = readdirSync(new URL('.', import.meta.url))
+  .filter((f) => f.endsWith('.ts') && !['run.ts', 'lib.ts'].includes(f))
+  .map((f) => f.slice(0, -3));
 const args = process.argv.slice(2);
 const firstFlag = args.findIndex((a) => a.startsWith('--'));
 const wanted = firstFlag === -1 ? args : args.slice(0, firstFlag);

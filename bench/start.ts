@@ -33,7 +33,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function startOnce(env: Record<string, string | undefined>): Promise<Sample> {
   const started = performance.now();
-  const child = spawn(process.execPath, entry, { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, entry, {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const readyMs = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -55,8 +58,16 @@ if (entry[0] === 'scripts/start.mjs') spawnSync(process.execPath, ['scripts/buil
 
 const emulator = await startProcess('src/emulator/main.ts', ['--port', '0', '--no-rate-limit']);
 const modes = {
-  'UPSTREAM_BASE_URL set': { UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' },
-  'embedded emulator (demo data)': { UPSTREAM_BASE_URL: undefined, UPSTREAM_KEY: undefined, UPSTREAM_SYSTEM_IDENTIFIER: undefined },
+  'UPSTREAM_BASE_URL set': {
+    UPSTREAM_BASE_URL: emulator.url,
+    UPSTREAM_KEY: 'demo-key-1001',
+    UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+  },
+  'embedded emulator (demo data)': {
+    UPSTREAM_BASE_URL: undefined,
+    UPSTREAM_KEY: undefined,
+    UPSTREAM_SYSTEM_IDENTIFIER: undefined,
+  },
 };
 const results: [string, Sample[]][] = [];
 try {
@@ -64,7 +75,9 @@ try {
     const samples: Sample[] = [];
     for (let run = 0; run < RUNS; run++) {
       const sample = await startOnce(env);
-      console.error(`${mode}, run ${run + 1}: ready in ${sample.readyMs.toFixed(0)} ms, RSS ${sample.rssSoonMiB.toFixed(0)} MiB after ${SOON_S} s, ${sample.rssSettledMiB.toFixed(0)} MiB after ${SETTLED_S} s`);
+      console.error(
+        `${mode}, run ${run + 1}: ready in ${sample.readyMs.toFixed(0)} ms, RSS ${sample.rssSoonMiB.toFixed(0)} MiB after ${SOON_S} s, ${sample.rssSettledMiB.toFixed(0)} MiB after ${SETTLED_S} s`,
+      );
       samples.push(sample);
     }
     results.push([mode, samples]);

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { machine, RUNS, startProcess, stop, summary } from './lib.ts';
 
@@ -28,7 +28,16 @@ interface Figures {
 
 async function startGateway(upstream: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', UPSTREAM_BASE_URL: upstream, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', UPSTREAM_RATE_LIMIT: '100000', RESPONSE_CACHE: 'off' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      UPSTREAM_BASE_URL: upstream,
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+      UPSTREAM_RATE_LIMIT: '100000',
+      RESPONSE_CACHE: 'off',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -48,7 +57,10 @@ async function sampled<T>(pid: number, work: () => Promise<T>): Promise<{ result
   let peak = 0;
   const sample = () => {
     try {
-      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+      peak = Math.max(
+        peak,
+        Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+      );
     } catch {
       // the process is gone
     }
@@ -64,16 +76,30 @@ async function sampled<T>(pid: number, work: () => Promise<T>): Promise<{ result
 }
 
 async function warmUp(url: string): Promise<void> {
-  const post = (query: string, accept: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query }) });
+  const post = (query: string, accept: string) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept },
+      body: JSON.stringify({ query }),
+    });
   for (let i = 0; i < 3; i++) {
-    await (await post(`{ event(eventId: 5002) { reservations(first: 10) { edges { ${NODE} } } } }`, 'application/json')).text();
-    await (await post(`{ event(eventId: 5002) { reservations(first: 10) { edges @stream(initialCount: 0) { ${NODE} } } } }`, 'multipart/mixed')).text();
+    await (
+      await post(`{ event(eventId: 5002) { reservations(first: 10) { edges { ${NODE} } } } }`, 'application/json')
+    ).text();
+    await (
+      await post(
+        `{ event(eventId: 5002) { reservations(first: 10) { edges @stream(initialCount: 0) { ${NODE} } } } }`,
+        'multipart/mixed',
+      )
+    ).text();
   }
 }
 
 async function requestsLogged(emulatorUrl: string): Promise<number> {
   const res = await fetch(`${emulatorUrl}/_emulator/requests`);
-  return ((await res.json()) as { requests: { endpoint: string }[] }).requests.filter((r) => r.endpoint !== 'authenticate').length;
+  return ((await res.json()) as { requests: { endpoint: string }[] }).requests.filter(
+    (r) => r.endpoint !== 'authenticate',
+  ).length;
 }
 
 async function cursorWalk(url: string): Promise<{ firstMs: number; totalMs: number }> {
@@ -82,8 +108,14 @@ async function cursorWalk(url: string): Promise<{ firstMs: number; totalMs: numb
   let after: string | null = null;
   let records = 0;
   for (;;) {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: WALK_PAGE, variables: { after } }) });
-    const body = (await res.json()) as { data: { event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string }; edges: unknown[] } } } };
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: WALK_PAGE, variables: { after } }),
+    });
+    const body = (await res.json()) as {
+      data: { event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string }; edges: unknown[] } } };
+    };
     const page = body.data.event.reservations;
     records += page.edges.length;
     if (!firstMs && page.edges.length > 0) firstMs = performance.now() - started;
@@ -98,7 +130,11 @@ async function streamed(url: string): Promise<{ firstMs: number; totalMs: number
   const started = performance.now();
   let firstMs = 0;
   let records = 0;
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'multipart/mixed' }, body: JSON.stringify({ query: STREAM }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
+    body: JSON.stringify({ query: STREAM }),
+  });
   // A part is complete once its Content-Length bytes are in (the boundary after it comes with the next part).
   let buffered = Buffer.alloc(0);
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -114,7 +150,10 @@ async function streamed(url: string): Promise<{ firstMs: number; totalMs: number
       if (buffered.length < headersEnd + 4 + length) break;
       const json = buffered.subarray(headersEnd + 4, headersEnd + 4 + length).toString();
       buffered = buffered.subarray(headersEnd + 4 + length);
-      const items = ((JSON.parse(json) as { incremental?: { items?: unknown[] }[] }).incremental ?? []).reduce((n, increment) => n + (increment.items?.length ?? 0), 0);
+      const items = ((JSON.parse(json) as { incremental?: { items?: unknown[] }[] }).incremental ?? []).reduce(
+        (n, increment) => n + (increment.items?.length ?? 0),
+        0,
+      );
       if (items > 0 && !firstMs) firstMs = performance.now() - started;
       records += items;
     }
@@ -125,12 +164,20 @@ async function streamed(url: string): Promise<{ firstMs: number; totalMs: number
 
 async function directRest(emulatorUrl: string): Promise<{ firstMs: number; totalMs: number }> {
   const headers = { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' };
-  const auth = await fetch(`${emulatorUrl}/api/v102/authenticate`, { method: 'POST', headers, body: 'key=demo-key-1001&systemIdentifier=1001' });
+  const auth = await fetch(`${emulatorUrl}/api/v102/authenticate`, {
+    method: 'POST',
+    headers,
+    body: 'key=demo-key-1001&systemIdentifier=1001',
+  });
   const { token } = (await auth.json()) as { token: string };
   const started = performance.now();
   let firstMs = 0;
   for (let page = 1; page <= 26; page++) {
-    const res = await fetch(`${emulatorUrl}/api/v102/getreservation`, { method: 'POST', headers, body: `token=${token}&eventId=5001&page=${page}` });
+    const res = await fetch(`${emulatorUrl}/api/v102/getreservation`, {
+      method: 'POST',
+      headers,
+      body: `token=${token}&eventId=5001&page=${page}`,
+    });
     await res.json();
     if (!firstMs) firstMs = performance.now() - started;
   }
@@ -151,7 +198,9 @@ try {
       const calls = (await requestsLogged(emulator.url)) - before;
       await stop(gateway.child);
       (figures[name] ??= []).push({ ...result, calls, peakRssMiB });
-      console.error(`${name}, run ${run + 1}: first record ${result.firstMs.toFixed(0)} ms, all ${result.totalMs.toFixed(0)} ms, ${calls} upstream calls, peak RSS ${peakRssMiB.toFixed(0)} MiB`);
+      console.error(
+        `${name}, run ${run + 1}: first record ${result.firstMs.toFixed(0)} ms, all ${result.totalMs.toFixed(0)} ms, ${calls} upstream calls, peak RSS ${peakRssMiB.toFixed(0)} MiB`,
+      );
     }
     const direct = await directRest(emulator.url);
     (figures['direct REST (26 pages)'] ??= []).push({ ...direct, calls: 26, peakRssMiB: NaN });
@@ -170,6 +219,9 @@ the same machine. ${RUNS} runs, median (min–max). Load average at the end: ${r
 | way | first record (ms) | all records (ms) | upstream calls | gateway peak RSS (MiB) |
 |---|---|---|---|---|
 ${Object.entries(figures)
-  .map(([name, runs]) => `| ${name} | ${column(runs.map((f) => f.firstMs))} | ${column(runs.map((f) => f.totalMs))} | ${column(runs.map((f) => f.calls))} | ${column(runs.map((f) => f.peakRssMiB))} |`)
+  .map(
+    ([name, runs]) =>
+      `| ${name} | ${column(runs.map((f) => f.firstMs))} | ${column(runs.map((f) => f.totalMs))} | ${column(runs.map((f) => f.calls))} | ${column(runs.map((f) => f.peakRssMiB))} |`,
+  )
   .join('\n')}
 `);

@@ -17,14 +17,24 @@ import { newestSourceMtime, STAMP_FILE } from './staleness.mjs';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { 'out-dir': { type: 'string' } } });
 
-const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.build.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail(d) });
+const config = ts.getParsedCommandLineOfConfigFile(
+  join(root, 'tsconfig.build.json'),
+  {},
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail(d) },
+);
 if (!config) process.exit(1);
 if (config.errors.length > 0) fail(config.errors[0]);
 const sourceDir = config.options.rootDir ?? join(root, 'src');
 const outDir = values['out-dir'] ? resolve(values['out-dir']) : (config.options.outDir ?? join(root, 'dist'));
 // transpileModule cannot read package.json's "type": under NodeNext it would emit CommonJS.
 // The package is ESM, so the output is ESNext modules, as NodeNext emits for it.
-const compilerOptions = { ...config.options, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, outDir, rootDir: sourceDir };
+const compilerOptions = {
+  ...config.options,
+  module: ts.ModuleKind.ESNext,
+  moduleResolution: ts.ModuleResolutionKind.Bundler,
+  outDir,
+  rootDir: sourceDir,
+};
 
 const started = performance.now();
 // Measured before the build, so that a source saved while it runs makes the result stale.
@@ -48,7 +58,9 @@ for (const source of walk(sourceDir)) {
 }
 // Last: a build that failed half-way leaves no stamp, so the next start builds again.
 writeFileSync(join(outDir, STAMP_FILE), JSON.stringify({ newestSourceMs }));
-console.log(`built ${files} files into ${relative(root, outDir) || '.'} in ${Math.round(performance.now() - started)} ms`);
+console.log(
+  `built ${files} files into ${relative(root, outDir) || '.'} in ${Math.round(performance.now() - started)} ms`,
+);
 
 function* walk(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -59,6 +71,8 @@ function* walk(dir) {
 }
 
 function fail(diagnostic) {
-  console.error(`build failed: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}${diagnostic.file ? ` (${diagnostic.file.fileName})` : ''}`);
+  console.error(
+    `build failed: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}${diagnostic.file ? ` (${diagnostic.file.fileName})` : ''}`,
+  );
   process.exit(1);
 }

@@ -11,7 +11,9 @@ const outDir = fileURLToPath(new URL('../dist', import.meta.url));
 
 if (isStale(newestSourceMtime(root), readStamp(outDir))) {
   // A child process: the compiler's memory is returned before the gateway starts.
-  const build = spawnSync(process.execPath, [fileURLToPath(new URL('./build.mjs', import.meta.url))], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [fileURLToPath(new URL('./build.mjs', import.meta.url))], {
+    stdio: 'inherit',
+  });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 await import('../dist/main.js');

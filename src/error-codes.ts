@@ -15,8 +15,10 @@ export const ERROR_CODES = {
   PERSISTED_QUERY_NOT_FOUND: 'with trusted documents: no trusted document has the id sent',
   GRAPHQL_PARSE_FAILED: 'the document is not valid GraphQL syntax (Yoga’s code, on every door)',
   GRAPHQL_VALIDATION_FAILED: 'the document does not fit the schema: an unknown field, a wrong argument (Yoga’s code)',
-  OPERATION_RESOLUTION_FAILURE: 'the operation named is not in the document, or several are and none is named (Yoga’s code)',
-  BAD_REQUEST: 'unreadable as GraphQL: malformed JSON, an unserved media type, a cross-site request with no preflight header',
+  OPERATION_RESOLUTION_FAILURE:
+    'the operation named is not in the document, or several are and none is named (Yoga’s code)',
+  BAD_REQUEST:
+    'unreadable as GraphQL: malformed JSON, an unserved media type, a cross-site request with no preflight header',
   INTERNAL_SERVER_ERROR: 'anything else (details are logged, never sent)',
 } as const;
 

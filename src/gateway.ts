@@ -1,50 +1,50 @@
 import type { Server } from 'node:http';
-import { createYoga, type Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
 import { authenticatorFor } from './auth/authenticator.ts';
-import { createFeedRegistry } from './changes/gateway-feeds.ts';
-import type { FeedRegistry } from './changes/registry.ts';
+import { useCredentialExpiry } from './auth/credential-expiry.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
 import { useScopes } from './auth/scopes.ts';
+import { createFeedRegistry } from './changes/gateway-feeds.ts';
+import type { FeedRegistry } from './changes/registry.ts';
 import { type Config, isLoopback } from './config/environment.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
+import { useGraphiql } from './http/graphiql.ts';
+import { useAllowedHosts } from './http/hosts.ts';
+import { useOperatorsOnly } from './http/operators.ts';
 import { useReadableHttpErrors } from './http/readable-errors.ts';
+import { useReadiness } from './http/readiness.ts';
+import { useSecurityHeaders } from './http/security-headers.ts';
+import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
+import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
+import { yogaLogging } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
 import { labelledOperationNames, useMetrics } from './observability/metrics/plugin.ts';
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
-import { useCompiledExecution } from './operations/jit.ts';
+import { createTracing } from './observability/tracing.ts';
+import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
-import { yogaLogging } from './observability/logger.ts';
+import { useCompiledExecution } from './operations/jit.ts';
+import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
+import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
+import { useTrustedDocuments } from './operations/trusted-documents.ts';
+import type { RedisConnection } from './redis/connection.ts';
 import { RedisFanout } from './redis/fanout.ts';
+import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
+import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
-import { createTracing } from './observability/tracing.ts';
-import { useTrustedDocuments } from './operations/trusted-documents.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { observeAll } from './upstream/observer.ts';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { RedisConnection } from './redis/connection.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
-import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
-import { useGraphiql } from './http/graphiql.ts';
-import { useAllowedHosts } from './http/hosts.ts';
-import { useOperatorsOnly } from './http/operators.ts';
-import { useReadiness } from './http/readiness.ts';
-import { useSecurityHeaders } from './http/security-headers.ts';
-import { maskError } from './operations/mask-error.ts';
-import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
-import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
-import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
-import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
-import { useCredentialExpiry } from './auth/credential-expiry.ts';
 
 export interface Gateway {
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
@@ -67,7 +67,11 @@ export interface Gateway {
 export function createGateway(
   config: Config & { upstreamBaseUrl: string },
   logger?: Logger,
-  options: { keySetTiming?: KeySetTiming; spanExporter?: SpanExporter; shared?: { redis: RedisConnection; stores: SharedStores } } = {},
+  options: {
+    keySetTiming?: KeySetTiming;
+    spanExporter?: SpanExporter;
+    shared?: { redis: RedisConnection; stores: SharedStores };
+  } = {},
 ): Gateway {
   const { shared } = options;
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
@@ -101,15 +105,28 @@ export function createGateway(
   const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
-  const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), { everyMs: 10_000 });
+  const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), {
+    everyMs: 10_000,
+  });
   budgetHistory.start();
-  const changeFeeds = createFeedRegistry(upstream, { intervalMs: config.changesPollIntervalMs, logger: logger?.child({ component: 'changes' }), ...(shared ? { redis: shared.redis } : {}) });
+  const changeFeeds = createFeedRegistry(upstream, {
+    intervalMs: config.changesPollIntervalMs,
+    logger: logger?.child({ component: 'changes' }),
+    ...(shared ? { redis: shared.redis } : {}),
+  });
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
-  const invalidations = shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
+  const invalidations =
+    shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
   const responseCache = config.responseCache.enabled
-    ? useGatewayResponseCache({ ttls: config.responseCache.ttls, ...(invalidations ? { onInvalidated: (licensee, types) => invalidations.publish({ licensee, types }) } : {}) })
+    ? useGatewayResponseCache({
+        ttls: config.responseCache.ttls,
+        ...(invalidations ? { onInvalidated: (licensee, types) => invalidations.publish({ licensee, types }) } : {}),
+      })
     : undefined;
-  const unsubscribe = invalidations && responseCache && invalidations.subscribe(({ licensee, types }) => responseCache.invalidate(licensee, types));
+  const unsubscribe =
+    invalidations &&
+    responseCache &&
+    invalidations.subscribe(({ licensee, types }) => responseCache.invalidate(licensee, types));
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const httpDoor: Plugin[] = [
@@ -119,7 +136,15 @@ export function createGateway(
     useSecurityHeaders(),
     // Probes and operators' pages answer before authentication: they need no client credential.
     // Probes answer any Host too (orchestrators call the instance's address); nothing after them does.
-    useReadiness(upstream, config.licensees, shared && (() => ({ connected: shared.redis.connected(), budget: shared.stores.budget.isShared() ? 'shared' : 'local share' }))),
+    useReadiness(
+      upstream,
+      config.licensees,
+      shared &&
+        (() => ({
+          connected: shared.redis.connected(),
+          budget: shared.stores.budget.isShared() ? 'shared' : 'local share',
+        })),
+    ),
     useAllowedHosts(config.allowedHosts),
     // The operators' pages want the operators' token (or a client on this machine) instead.
     useOperatorsOnly(config.opsToken),
@@ -142,7 +167,9 @@ export function createGateway(
     // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
     ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
     // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
-    config.trustedDocuments ? useTrustedDocuments(config.trustedDocuments) : useAutomaticPersistedQueries(persistedQueries, licenseeOfRequest),
+    config.trustedDocuments
+      ? useTrustedDocuments(config.trustedDocuments)
+      : useAutomaticPersistedQueries(persistedQueries, licenseeOfRequest),
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
     useCredentialExpiry(principalOfContext),
     // A principal's live subscriptions are capped on every door, released when each ends.
@@ -168,7 +195,16 @@ export function createGateway(
     context: ({ request }) => {
       const principal = principals.of(request);
       const operation = operations.of(request);
-      return { ...createContext(principal, licensees.get(principal.licenseeId)!.account, upstream, resolverLog, () => void operation.upstreamCalls++), changeFeeds };
+      return {
+        ...createContext(
+          principal,
+          licensees.get(principal.licenseeId)!.account,
+          upstream,
+          resolverLog,
+          () => void operation.upstreamCalls++,
+        ),
+        changeFeeds,
+      };
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     // Served by useGraphiql, after the Host check (Yoga's own page answers before any plugin).
@@ -189,18 +225,22 @@ export function createGateway(
     changeFeeds,
     clearResponseCache: () => responseCache?.clear(),
     acceptWebSockets: (server) =>
-      serveWebSockets(server, { yoga }, {
-        authenticate,
-        principals,
-        corsOrigins: config.corsOrigins,
-        allowedHosts: config.allowedHosts,
-        maxMessageBytes: config.http.maxRequestBytes,
-        records: operations,
-        auditLogger,
-        ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
-        subscriptionsPerSocket: config.subscriptionsPerClient,
-        ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
-      }),
+      serveWebSockets(
+        server,
+        { yoga },
+        {
+          authenticate,
+          principals,
+          corsOrigins: config.corsOrigins,
+          allowedHosts: config.allowedHosts,
+          maxMessageBytes: config.http.maxRequestBytes,
+          records: operations,
+          auditLogger,
+          ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
+          subscriptionsPerSocket: config.subscriptionsPerClient,
+          ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
+        },
+      ),
     close: async () => {
       budgetHistory.stop();
       sharedSlots?.close();
@@ -224,4 +264,3 @@ function authenticated(principals: RequestPrincipals, request: Request): Princip
     return undefined;
   }
 }
-

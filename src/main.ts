@@ -2,11 +2,11 @@ import './config/node-env.ts';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/environment.ts';
 import type { Emulator } from './emulator/server.ts';
-import { createLogger } from './observability/logger.ts';
-import { openRedis, RedisUnreachableError, type RedisConnection } from './redis/connection.ts';
 import { createGateway } from './gateway.ts';
 import { createGatewayServer } from './http/server.ts';
-import { sharedStores, type SharedStores } from './upstream/stores/redis-stores.ts';
+import { createLogger } from './observability/logger.ts';
+import { openRedis, type RedisConnection, RedisUnreachableError } from './redis/connection.ts';
+import { type SharedStores, sharedStores } from './upstream/stores/redis-stores.ts';
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
 let config;
@@ -30,7 +30,12 @@ let shared: { redis: RedisConnection; stores: SharedStores } | undefined;
 if (config.redis) {
   try {
     const redis = await openRedis(config.redis);
-    const stores = await sharedStores(redis, { windowMs: config.upstream.rateWindowMs, timeoutMs: config.upstream.timeoutMs, fallbackShare: config.redis.fallbackShare, logger: logger.child({ component: 'redis' }) });
+    const stores = await sharedStores(redis, {
+      windowMs: config.upstream.rateWindowMs,
+      timeoutMs: config.upstream.timeoutMs,
+      fallbackShare: config.redis.fallbackShare,
+      logger: logger.child({ component: 'redis' }),
+    });
     shared = { redis, stores };
   } catch (error) {
     if (!(error instanceof RedisUnreachableError)) throw error;
@@ -48,7 +53,10 @@ if (!upstreamBaseUrl) {
   const { startEmulator } = await import('./emulator/server.ts');
   emulator = await startEmulator({ port: 0 });
   upstreamBaseUrl = emulator.url;
-  logger.info({ url: emulator.url }, 'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)');
+  logger.info(
+    { url: emulator.url },
+    'no UPSTREAM_BASE_URL: serving over the embedded emulator and its demo data (licensees 1001 and 2002)',
+  );
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
@@ -60,7 +68,10 @@ await new Promise<void>((resolve, reject) => {
 });
 const { address, port } = server.address() as AddressInfo;
 const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/graphql`;
-logger.info({ url, auth: config.auth.mode, licensees: config.licensees.map((licensee) => licensee.id) }, 'gateway ready');
+logger.info(
+  { url, auth: config.auth.mode, licensees: config.licensees.map((licensee) => licensee.id) },
+  'gateway ready',
+);
 console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
 
 let stopping = false;

@@ -20,7 +20,10 @@ function readmeCodes(): string[] {
 
 /** The codes of the contract's "# Errors:" comment, one a line. */
 function contractCodes(): string[] {
-  const comment = contract.slice(contract.indexOf('# Errors:')).split('\n').filter((line) => line.startsWith('#'));
+  const comment = contract
+    .slice(contract.indexOf('# Errors:'))
+    .split('\n')
+    .filter((line) => line.startsWith('#'));
   return comment.flatMap((line) => /^#\s{3}([A-Z][A-Z_]+)\s/.exec(line)?.[1] ?? []);
 }
 

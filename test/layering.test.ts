@@ -17,13 +17,23 @@ function files(dir: string): string[] {
 
 /** Each import of a file: a package name, or a path inside src/ (`upstream/client.ts`). */
 function imports(path: string): string[] {
-  const specifiers = [...readFileSync(path, 'utf8').matchAll(/^(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]/gm)].map((m) => (m[1] ?? m[2])!);
-  return specifiers.map((specifier) => (specifier.startsWith('.') ? relative(SRC, resolve(dirname(path), specifier)) : specifier));
+  const specifiers = [
+    ...readFileSync(path, 'utf8').matchAll(
+      /^(?:import|export)[^'";]*?from\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]/gm,
+    ),
+  ].map((m) => (m[1] ?? m[2])!);
+  return specifiers.map((specifier) =>
+    specifier.startsWith('.') ? relative(SRC, resolve(dirname(path), specifier)) : specifier,
+  );
 }
 
 /** `file → import` for every import of `folder`'s files that matches `forbidden`. */
 function offending(folder: string, forbidden: RegExp): string[] {
-  return files(join(SRC, folder)).flatMap((file) => imports(file).filter((i) => forbidden.test(i)).map((i) => `${relative(SRC, file)} → ${i}`));
+  return files(join(SRC, folder)).flatMap((file) =>
+    imports(file)
+      .filter((i) => forbidden.test(i))
+      .map((i) => `${relative(SRC, file)} → ${i}`),
+  );
 }
 
 const GRAPHQL = /^(graphql|graphql-yoga|graphql-ws|@graphql-yoga\/|@envelop\/|@pothos\/|@apollo\/)/;
@@ -34,13 +44,34 @@ const gatewayFolder = (...folders: string[]) => new RegExp(`^(${folders.join('|'
 
 describe('layers', () => {
   it('the emulator imports nothing of the gateway (an independent implementation of the specification)', () => {
-    const outside = files(join(SRC, 'emulator')).flatMap((file) => imports(file).filter((i) => !i.startsWith('emulator/') && /\.ts$/.test(i)).map((i) => `${relative(SRC, file)} → ${i}`));
+    const outside = files(join(SRC, 'emulator')).flatMap((file) =>
+      imports(file)
+        .filter((i) => !i.startsWith('emulator/') && /\.ts$/.test(i))
+        .map((i) => `${relative(SRC, file)} → ${i}`),
+    );
     expect(outside).toEqual([]);
   });
 
   it('the upstream layer knows nothing of GraphQL, of requests or of the gateway above it', () => {
     expect(offending('upstream', GRAPHQL)).toEqual([]);
-    expect(offending('upstream', gatewayFolder('schema', 'resolvers', 'connections', 'operations', 'http', 'auth', 'changes', 'config', 'observability', 'gateway', 'main'))).toEqual([]);
+    expect(
+      offending(
+        'upstream',
+        gatewayFolder(
+          'schema',
+          'resolvers',
+          'connections',
+          'operations',
+          'http',
+          'auth',
+          'changes',
+          'config',
+          'observability',
+          'gateway',
+          'main',
+        ),
+      ),
+    ).toEqual([]);
   });
 
   it('the schema never calls the network: it reaches the service only through resolvers', () => {
@@ -67,12 +98,16 @@ describe('layers', () => {
   });
 
   it('only the upstream transport imports undici', () => {
-    const undici = ['schema', 'resolvers', 'connections', 'upstream', 'http', 'operations', 'changes'].flatMap((folder) => offending(folder, /^undici$/));
+    const undici = ['schema', 'resolvers', 'connections', 'upstream', 'http', 'operations', 'changes'].flatMap(
+      (folder) => offending(folder, /^undici$/),
+    );
     expect(undici).toEqual(['upstream/transport.ts → undici']);
   });
 
   it('sees the imports it checks (a rule over files it cannot read would pass on nothing)', () => {
-    expect(imports(join(SRC, 'gateway.ts'))).toEqual(expect.arrayContaining(['graphql-yoga', 'upstream/client.ts', 'http/websocket.ts']));
+    expect(imports(join(SRC, 'gateway.ts'))).toEqual(
+      expect.arrayContaining(['graphql-yoga', 'upstream/client.ts', 'http/websocket.ts']),
+    );
     expect(offending('http', /^upstream\//).length).toBeGreaterThan(0);
   });
 });

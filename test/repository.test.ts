@@ -69,7 +69,9 @@ describe('the map of the code', () => {
   const folders = sourceFolders();
 
   it('finds the folders it checks, nested ones included', () => {
-    expect(folders).toEqual(expect.arrayContaining(['src', 'src/upstream', 'src/upstream/layers', 'src/emulator/handlers']));
+    expect(folders).toEqual(
+      expect.arrayContaining(['src', 'src/upstream', 'src/upstream/layers', 'src/emulator/handlers']),
+    );
     expect(namesFolder('see `src/upstream/layers/`', 'src/upstream')).toBe(false);
     expect(namesFolder('see `src/upstream/client.ts`', 'src/upstream')).toBe(false);
     expect(namesFolder('see `src/upstream/`, then', 'src/upstream')).toBe(true);

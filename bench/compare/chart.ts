@@ -1,5 +1,5 @@
-import type { Results } from './results.ts';
 import { median } from '../lib.ts';
+import type { Results } from './results.ts';
 import { SYSTEM_LABELS, type SystemName } from './systems.ts';
 
 /**
@@ -25,7 +25,8 @@ const TOP = 40;
 const BOTTOM = 30;
 const LEFT = 20;
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escape = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Short labels: 3 significant figures at most, whole numbers from 100 up. */
 export function formatValue(v: number): string {
@@ -54,7 +55,9 @@ function panelSvg(panel: Panel, systems: readonly string[], y0: number): string 
         `<text x="${(x + (barWidth - 2) / 2).toFixed(1)}" y="${(base - h - 3).toFixed(1)}" font-size="10" text-anchor="middle">${formatValue(bar.value)}</text>`,
       );
     });
-    parts.push(`<text x="${(LEFT + gi * groupWidth + groupWidth / 2).toFixed(1)}" y="${base + 18}" font-size="13" text-anchor="middle">${escape(group.label)}</text>`);
+    parts.push(
+      `<text x="${(LEFT + gi * groupWidth + groupWidth / 2).toFixed(1)}" y="${base + 18}" font-size="13" text-anchor="middle">${escape(group.label)}</text>`,
+    );
   });
   return parts.join('\n');
 }
@@ -95,7 +98,10 @@ export function compareChart(r: Results): string {
       }),
     }));
   const loadIds = Object.keys(r.load);
-  const calls = bars((system, scenario) => (scenario === 'S5' ? r.walk[system]?.calls : r.load[scenario]?.[system]?.coldCalls), [...loadIds, ...(Object.keys(r.walk).length ? ['S5'] : [])]);
+  const calls = bars(
+    (system, scenario) => (scenario === 'S5' ? r.walk[system]?.calls : r.load[scenario]?.[system]?.coldCalls),
+    [...loadIds, ...(Object.keys(r.walk).length ? ['S5'] : [])],
+  );
   const throughput = bars((system, scenario) => r.load[scenario]?.[system]?.rps50, loadIds);
   const labels = [...systems].map((s) => SYSTEM_LABELS[s]);
   return chartSvg(

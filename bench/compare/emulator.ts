@@ -1,4 +1,4 @@
-import { authenticate, startProcess, stop, type Started } from '../lib.ts';
+import { authenticate, type Started, startProcess, stop } from '../lib.ts';
 
 /**
  * The emulator a system runs against, and the upstream calls read from its request log (never
@@ -23,7 +23,11 @@ export interface Emulator {
 }
 
 export async function startEmulator({ rateLimit }: { rateLimit: boolean }): Promise<Emulator> {
-  const started = await startProcess('src/emulator/main.ts', ['--port', '0', ...(rateLimit ? [] : ['--no-rate-limit'])]);
+  const started = await startProcess('src/emulator/main.ts', [
+    '--port',
+    '0',
+    ...(rateLimit ? [] : ['--no-rate-limit']),
+  ]);
   const url = started.url;
   let token: Promise<string> | undefined;
   return {

@@ -31,7 +31,14 @@ export async function measure(target: Target, connections: number, onMeasuredSta
   onMeasuredStart?.();
   const outcomes = noOutcomes();
   const r = await run(target, connections, DURATION_S, outcomes);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, outcomes, socketErrors: r.errors + r.timeouts };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    outcomes,
+    socketErrors: r.errors + r.timeouts,
+  };
 }
 
 /**
@@ -44,7 +51,12 @@ export async function fixedAmount(target: Target, connections: number, amount: n
   return r.requests.total;
 }
 
-function run(target: Target, connections: number, length: number | { amount: number }, outcomes: OutcomeCounts): Promise<autocannon.Result> {
+function run(
+  target: Target,
+  connections: number,
+  length: number | { amount: number },
+  outcomes: OutcomeCounts,
+): Promise<autocannon.Result> {
   let next = 0;
   const bodies = target.bodies;
   return autocannon({
@@ -57,7 +69,9 @@ function run(target: Target, connections: number, length: number | { amount: num
       {
         method: 'POST',
         body: bodies[0],
-        ...(bodies.length > 1 ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++ % bodies.length] }) } : {}),
+        ...(bodies.length > 1
+          ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: bodies[next++ % bodies.length] }) }
+          : {}),
         onResponse: (status: number, body: string) => count(outcomes, status, body),
       },
     ],

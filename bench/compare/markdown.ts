@@ -12,7 +12,8 @@ export function replaceBetweenMarkers(doc: string, section: string): string {
   const start = doc.indexOf(START);
   const end = doc.indexOf(END);
   if (start !== -1 && end > start) return doc.slice(0, start) + block + doc.slice(end + END.length);
-  if (start !== -1 || end !== -1) throw new Error(`docs/benchmarks.md has one compare marker without the other: fix it by hand`);
+  if (start !== -1 || end !== -1)
+    throw new Error(`docs/benchmarks.md has one compare marker without the other: fix it by hand`);
   const heading = /^## Side by side[ \t]*$/m.exec(doc);
   if (heading) {
     const at = heading.index + heading[0].length;

@@ -23,7 +23,13 @@ export interface OutcomeCounts {
   serverErrors: number;
 }
 
-export const noOutcomes = (): OutcomeCounts => ({ ok: 0, rateLimited: 0, rateLimitedWithoutRetryAfter: 0, errors: 0, serverErrors: 0 });
+export const noOutcomes = (): OutcomeCounts => ({
+  ok: 0,
+  rateLimited: 0,
+  rateLimitedWithoutRetryAfter: 0,
+  errors: 0,
+  serverErrors: 0,
+});
 
 /** Classifies one answer and counts it. */
 export function count(counts: OutcomeCounts, status: number, body: string): void {

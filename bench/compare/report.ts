@@ -32,16 +32,27 @@ export function loadTable(results: Results): string {
 }
 
 export function walkTable(results: Results): string {
-  const rows = Object.entries(results.walk).map(([system, c]) => `| ${label(system)} | ${fmt(c.ms.map((ms) => ms / 1000), 2)} | ${fmt(c.calls)} | ${fmt(c.records)} | ${fmt(c.peakRss)} |`);
+  const rows = Object.entries(results.walk).map(
+    ([system, c]) =>
+      `| ${label(system)} | ${fmt(
+        c.ms.map((ms) => ms / 1000),
+        2,
+      )} | ${fmt(c.calls)} | ${fmt(c.records)} | ${fmt(c.peakRss)} |`,
+  );
   const stream = results.stream;
   if (stream) {
     rows.push(
       stream.unsupported !== undefined
         ? `| ours, one query with \`@stream\` | not supported (${stream.unsupported.replace(/\|/g, '\\|')}) | | | |`
-        : `| ours, one query with \`@stream\` | ${fmt(stream.totalMs.map((ms) => ms / 1000), 2)} (first record after ${fmt(stream.firstRecordMs)} ms) | | ${fmt(stream.records)} | |`,
+        : `| ours, one query with \`@stream\` | ${fmt(
+            stream.totalMs.map((ms) => ms / 1000),
+            2,
+          )} (first record after ${fmt(stream.firstRecordMs)} ms) | | ${fmt(stream.records)} | |`,
     );
   }
-  return ['| system | walk time s | upstream calls | records | peak RSS MiB |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| system | walk time s | upstream calls | records | peak RSS MiB |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }
 
 export function sessionTable(results: Results): string {
@@ -78,11 +89,19 @@ export function goals(r: Results): Goal[] {
     const ours = med(load(scenario, 'ours')?.coldCalls ?? []);
     for (const peer of ['naive', 'mesh'] as const) {
       const theirs = med(load(scenario, peer)?.coldCalls ?? []);
-      out.push({ goal: `${scenario} upstream calls (cold) at most 1/3 of ${label(peer)}'s`, measured: `${show(ours)} vs ${show(theirs)}`, met: judge(ours <= theirs / 3, ours, theirs) });
+      out.push({
+        goal: `${scenario} upstream calls (cold) at most 1/3 of ${label(peer)}'s`,
+        measured: `${show(ours)} vs ${show(theirs)}`,
+        met: judge(ours <= theirs / 3, ours, theirs),
+      });
     }
   }
   const s4Calls = med(load('S4', 'ours')?.coldCalls ?? []);
-  out.push({ goal: 'S4 at most one call per upstream page plus one (≤ 2)', measured: show(s4Calls), met: judge(s4Calls <= 2, s4Calls) });
+  out.push({
+    goal: 'S4 at most one call per upstream page plus one (≤ 2)',
+    measured: show(s4Calls),
+    met: judge(s4Calls <= 2, s4Calls),
+  });
   const s5Calls = med(r.walk.ours?.calls ?? []);
   out.push({ goal: 'S5 at most 27 upstream calls', measured: show(s5Calls), met: judge(s5Calls <= 27, s5Calls) });
 
@@ -90,66 +109,152 @@ export function goals(r: Results): Goal[] {
   if (s6) {
     const served = med(s6.served) / Math.max(1, med(s6.operations));
     const perCall = med(opsPerCall(s6));
-    const peerPerCall = Math.max(...(['naive', 'mesh'] as const).map((p) => med(r.sessions[p] ? opsPerCall(r.sessions[p]!) : [])).filter(Number.isFinite));
-    out.push({ goal: 'S6: no upstream 429', measured: `${Math.max(...s6.upstream429)}`, met: Math.max(...s6.upstream429) === 0 });
-    out.push({ goal: 'S6: at least 95 % of operations served', measured: `${(served * 100).toFixed(1)} %`, met: served >= 0.95 });
+    const peerPerCall = Math.max(
+      ...(['naive', 'mesh'] as const)
+        .map((p) => med(r.sessions[p] ? opsPerCall(r.sessions[p]!) : []))
+        .filter(Number.isFinite),
+    );
+    out.push({
+      goal: 'S6: no upstream 429',
+      measured: `${Math.max(...s6.upstream429)}`,
+      met: Math.max(...s6.upstream429) === 0,
+    });
+    out.push({
+      goal: 'S6: at least 95 % of operations served',
+      measured: `${(served * 100).toFixed(1)} %`,
+      met: served >= 0.95,
+    });
     out.push({ goal: 'S6: p95 under 1 s', measured: `${med(s6.p95).toFixed(0)} ms`, met: med(s6.p95) < 1000 });
-    out.push({ goal: 'S6: at least 5 operations served per upstream call', measured: perCall.toFixed(2), met: perCall >= 5 });
-    out.push({ goal: 'S6: at least 10 × the better peer\'s operations per call', measured: `${show(perCall, 2)} vs ${show(peerPerCall, 2)}`, met: judge(perCall >= 10 * peerPerCall, peerPerCall) });
+    out.push({
+      goal: 'S6: at least 5 operations served per upstream call',
+      measured: perCall.toFixed(2),
+      met: perCall >= 5,
+    });
+    out.push({
+      goal: "S6: at least 10 × the better peer's operations per call",
+      measured: `${show(perCall, 2)} vs ${show(peerPerCall, 2)}`,
+      met: judge(perCall >= 10 * peerPerCall, peerPerCall),
+    });
     const bare = Math.max(...s6.rateLimitedWithoutRetryAfter);
-    out.push({ goal: 'S6: every RATE_LIMITED carries retryAfterSeconds', measured: `${bare} without`, met: bare === 0 });
-    out.push({ goal: 'S6: never a 5xx', measured: `${Math.max(...s6.serverErrors)}`, met: Math.max(...s6.serverErrors) === 0 });
+    out.push({
+      goal: 'S6: every RATE_LIMITED carries retryAfterSeconds',
+      measured: `${bare} without`,
+      met: bare === 0,
+    });
+    out.push({
+      goal: 'S6: never a 5xx',
+      measured: `${Math.max(...s6.serverErrors)}`,
+      met: Math.max(...s6.serverErrors) === 0,
+    });
     for (const peer of ['naive', 'mesh'] as const) {
       const theirs = r.sessions[peer];
       const oursCallsPerOp = 1 / perCall;
       const theirsCallsPerOp = theirs ? 1 / med(opsPerCall(theirs)) : NaN;
-      out.push({ goal: `S6 upstream calls per operation at most 1/3 of ${label(peer)}'s`, measured: `${show(oursCallsPerOp, 2)} vs ${show(theirsCallsPerOp, 2)}`, met: judge(oursCallsPerOp <= theirsCallsPerOp / 3, theirsCallsPerOp) });
+      out.push({
+        goal: `S6 upstream calls per operation at most 1/3 of ${label(peer)}'s`,
+        measured: `${show(oursCallsPerOp, 2)} vs ${show(theirsCallsPerOp, 2)}`,
+        met: judge(oursCallsPerOp <= theirsCallsPerOp / 3, theirsCallsPerOp),
+      });
     }
   }
 
   const ceiling = med(load('S1', 'ceiling')?.rps50 ?? []);
   const off = ratio(med(load('S1', 'ours-cache-off')?.rps50 ?? []), ceiling);
   const on = ratio(med(load('S1', 'ours')?.rps50 ?? []), ceiling);
-  out.push({ goal: 'S1, response cache off: at least 0.7 × the ceiling (req/s, 50 conn.)', measured: `${show(off, 2)} ×`, met: judge(off >= 0.7, off) });
-  out.push({ goal: 'S1, response cache on: at least 0.9 × the ceiling', measured: `${show(on, 2)} ×`, met: judge(on >= 0.9, on) });
+  out.push({
+    goal: 'S1, response cache off: at least 0.7 × the ceiling (req/s, 50 conn.)',
+    measured: `${show(off, 2)} ×`,
+    met: judge(off >= 0.7, off),
+  });
+  out.push({
+    goal: 'S1, response cache on: at least 0.9 × the ceiling',
+    measured: `${show(on, 2)} ×`,
+    met: judge(on >= 0.9, on),
+  });
 
   for (const scenario of ['S4', 'S4b']) {
     const ours = load(scenario, 'ours');
-    for (const [peer, factor] of [['naive', 2], ['mesh', 3]] as const) {
+    for (const [peer, factor] of [
+      ['naive', 2],
+      ['mesh', 3],
+    ] as const) {
       const theirs = load(scenario, peer);
       const x = ratio(med(ours?.rps50 ?? []), med(theirs?.rps50 ?? []));
-      out.push({ goal: `${scenario}: at least ${factor} × ${label(peer)}'s throughput`, measured: `${show(x, 2)} ×`, met: judge(x >= factor, x) });
+      out.push({
+        goal: `${scenario}: at least ${factor} × ${label(peer)}'s throughput`,
+        measured: `${show(x, 2)} ×`,
+        met: judge(x >= factor, x),
+      });
       const p99 = med(ours?.p99at10 ?? []);
       const theirP99 = med(theirs?.p99at10 ?? []);
-      out.push({ goal: `${scenario}: p99 below ${label(peer)}'s (10 conn.)`, measured: `${show(p99)} vs ${show(theirP99)} ms`, met: judge(p99 < theirP99, p99, theirP99) });
+      out.push({
+        goal: `${scenario}: p99 below ${label(peer)}'s (10 conn.)`,
+        measured: `${show(p99)} vs ${show(theirP99)} ms`,
+        met: judge(p99 < theirP99, p99, theirP99),
+      });
     }
   }
 
   const walk = med(r.walk.ours?.ms ?? []);
   const direct = ratio(walk, med(r.walk.direct?.ms ?? []));
-  out.push({ goal: 'S5: at most 1.3 × the direct walk\'s time', measured: `${show(direct, 2)} ×`, met: judge(direct <= 1.3, direct) });
+  out.push({
+    goal: "S5: at most 1.3 × the direct walk's time",
+    measured: `${show(direct, 2)} ×`,
+    met: judge(direct <= 1.3, direct),
+  });
   for (const peer of ['naive', 'mesh'] as const) {
     const theirs = med(r.walk[peer]?.ms ?? []);
-    out.push({ goal: `S5: faster than ${label(peer)}`, measured: `${show(walk / 1000, 2)} vs ${show(theirs / 1000, 2)} s`, met: judge(walk < theirs, walk, theirs) });
+    out.push({
+      goal: `S5: faster than ${label(peer)}`,
+      measured: `${show(walk / 1000, 2)} vs ${show(theirs / 1000, 2)} s`,
+      met: judge(walk < theirs, walk, theirs),
+    });
   }
   const stream = r.stream;
   out.push(
     stream && stream.unsupported === undefined
-      ? { goal: 'S5 with @stream: first record in under 100 ms', measured: `${med(stream.firstRecordMs).toFixed(0)} ms`, met: med(stream.firstRecordMs) < 100 }
-      : { goal: 'S5 with @stream: first record in under 100 ms', measured: stream ? 'not supported' : 'not run', met: stream ? false : null },
+      ? {
+          goal: 'S5 with @stream: first record in under 100 ms',
+          measured: `${med(stream.firstRecordMs).toFixed(0)} ms`,
+          met: med(stream.firstRecordMs) < 100,
+        }
+      : {
+          goal: 'S5 with @stream: first record in under 100 ms',
+          measured: stream ? 'not supported' : 'not run',
+          met: stream ? false : null,
+        },
   );
 
-  const idle = Math.max(...Object.values(r.load).flatMap((systems) => med(systems.ours?.idleRss ?? [])).filter(Number.isFinite));
+  const idle = Math.max(
+    ...Object.values(r.load)
+      .flatMap((systems) => med(systems.ours?.idleRss ?? []))
+      .filter(Number.isFinite),
+  );
   out.push({ goal: 'idle RSS under 120 MiB', measured: `${show(idle)} MiB`, met: judge(idle < 120, idle) });
-  for (const [what, peak] of [['S4b', med(load('S4b', 'ours')?.peakRss ?? [])], ['S5', med(r.walk.ours?.peakRss ?? [])]] as const) {
-    out.push({ goal: `peak RSS under 300 MiB during ${what}`, measured: `${show(peak)} MiB`, met: judge(peak < 300, peak) });
+  for (const [what, peak] of [
+    ['S4b', med(load('S4b', 'ours')?.peakRss ?? [])],
+    ['S5', med(r.walk.ours?.peakRss ?? [])],
+  ] as const) {
+    out.push({
+      goal: `peak RSS under 300 MiB during ${what}`,
+      measured: `${show(peak)} MiB`,
+      met: judge(peak < 300, peak),
+    });
   }
   const startup = med(Object.values(r.load).flatMap((systems) => systems.ours?.startupMs ?? []));
-  out.push({ goal: 'start to ready under 2 s (as the harness starts ours)', measured: `${show(startup)} ms`, met: judge(startup < 2000, startup) });
+  out.push({
+    goal: 'start to ready under 2 s (as the harness starts ours)',
+    measured: `${show(startup)} ms`,
+    met: judge(startup < 2000, startup),
+  });
   return out;
 }
 
 export function goalTable(list: readonly Goal[]): string {
   const verdict = (met: boolean | null) => (met === null ? 'not evaluated' : met ? 'met' : '**missed**');
-  return ['| goal | this run | verdict |', '|---|---|---|', ...list.map((g) => `| ${g.goal} | ${g.measured} | ${verdict(g.met)} |`)].join('\n');
+  return [
+    '| goal | this run | verdict |',
+    '|---|---|---|',
+    ...list.map((g) => `| ${g.goal} | ${g.measured} | ${verdict(g.met)} |`),
+  ].join('\n');
 }

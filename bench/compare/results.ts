@@ -81,7 +81,18 @@ export const emptyLoadCell = (): LoadCell => ({
 });
 
 export const emptyWalkCell = (): WalkCell => ({ ms: [], calls: [], records: [], peakRss: [] });
-export const emptySessionCell = (): SessionCell => ({ operations: [], served: [], rateLimited: [], rateLimitedWithoutRetryAfter: [], otherErrors: [], serverErrors: [], p95: [], calls: [], upstream429: [], busiestMinute: [] });
+export const emptySessionCell = (): SessionCell => ({
+  operations: [],
+  served: [],
+  rateLimited: [],
+  rateLimitedWithoutRetryAfter: [],
+  otherErrors: [],
+  serverErrors: [],
+  p95: [],
+  calls: [],
+  upstream429: [],
+  busiestMinute: [],
+});
 
 export function emptyResults(settings: Results['settings']): Results {
   return { runs: 0, load: {}, walk: {}, stream: null, sessions: {}, loadavg: [], settings };

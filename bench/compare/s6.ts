@@ -33,8 +33,13 @@ export const SESSIONS: Partial<Record<SystemName, Step[]>> = {
     () => ({ query: NAIVE_PAGE, variables: { page: 2 } }),
   ],
   mesh: [
-    () => ({ query: 'query ($id: Int!) { getevent(input: { eventId: $id }) { ... on Event { eventId name city startDate endDate } } }' }),
-    () => ({ query: 'query ($id: Int!) { gethotels(input: { eventId: $id }) { ... on Hotel { hotelId name starRating } } }' }),
+    () => ({
+      query:
+        'query ($id: Int!) { getevent(input: { eventId: $id }) { ... on Event { eventId name city startDate endDate } } }',
+    }),
+    () => ({
+      query: 'query ($id: Int!) { gethotels(input: { eventId: $id }) { ... on Hotel { hotelId name starRating } } }',
+    }),
     () => ({ query: MESH_PAGE }),
     () => ({ query: MESH_PAGE }),
   ],
@@ -53,7 +58,13 @@ export interface SessionFigures {
 }
 
 /** Runs `users` sessions concurrently until `seconds` have passed; an operation under way then still counts. */
-export async function simulateUsers(url: string, headers: Record<string, string>, steps: readonly Step[], users: number, seconds: number): Promise<SessionFigures> {
+export async function simulateUsers(
+  url: string,
+  headers: Record<string, string>,
+  steps: readonly Step[],
+  users: number,
+  seconds: number,
+): Promise<SessionFigures> {
   const figures: SessionFigures = { operations: 0, outcomes: noOutcomes(), latencies: [] };
   const until = performance.now() + seconds * 1000;
   const user = async (index: number) => {
@@ -67,7 +78,11 @@ export async function simulateUsers(url: string, headers: Record<string, string>
         let status = 0;
         let text = '';
         try {
-          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables: { id: eventId, ...variables } }) });
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify({ query, variables: { id: eventId, ...variables } }),
+          });
           status = res.status;
           text = await res.text();
         } catch {

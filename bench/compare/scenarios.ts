@@ -40,8 +40,13 @@ export interface WalkScenario {
 }
 
 const json = { 'content-type': 'application/json' };
-const gqlBody = (query: string, variables?: Record<string, unknown>) => JSON.stringify(variables ? { query, variables } : { query });
-const gqlTarget = (ctx: Context, ...queries: string[]): Target => ({ url: ctx.url, headers: json, bodies: queries.map((q) => gqlBody(q)) });
+const gqlBody = (query: string, variables?: Record<string, unknown>) =>
+  JSON.stringify(variables ? { query, variables } : { query });
+const gqlTarget = (ctx: Context, ...queries: string[]): Target => ({
+  url: ctx.url,
+  headers: json,
+  bodies: queries.map((q) => gqlBody(q)),
+});
 
 /** Mesh users pass the service token in a header, which Mesh turns into the `token` parameter. */
 const meshTarget = async (ctx: Context, ...queries: string[]): Promise<Target> => ({
@@ -73,7 +78,8 @@ export const S1: LoadScenario = {
     ours: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { eventId name city startDate } }`),
     'ours-cache-off': async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { eventId name city startDate } }`),
     naive: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { eventId name city startDate } }`),
-    mesh: (ctx) => meshTarget(ctx, `{ getevent(input: { eventId: ${EVENT} }) { ... on Event { eventId name city startDate } } }`),
+    mesh: (ctx) =>
+      meshTarget(ctx, `{ getevent(input: { eventId: ${EVENT} }) { ... on Event { eventId name city startDate } } }`),
     ceiling: async (ctx) => gqlTarget(ctx, '{ __typename }'),
     direct: (ctx) => restTarget(ctx, 'getevent', `eventId=${EVENT}`),
   },
@@ -84,8 +90,16 @@ export const S2: LoadScenario = {
   id: 'S2',
   title: 'an event, its hotels, its group codes with their hotel names',
   targets: {
-    ours: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { name hotels { hotelId name } groupCodes { code name hotel { name } } } }`),
-    naive: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { name hotels { hotelId name } groupCodes { code name hotel { name } } } }`),
+    ours: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { name hotels { hotelId name } groupCodes { code name hotel { name } } } }`,
+      ),
+    naive: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { name hotels { hotelId name } groupCodes { code name hotel { name } } } }`,
+      ),
     mesh: (ctx) =>
       meshTarget(
         ctx,
@@ -99,10 +113,22 @@ export const S3: LoadScenario = {
   id: 'S3',
   title: '100 reservations with their hotel names',
   targets: {
-    ours: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { reservations(first: 100) { edges { node { reservationNumber hotel { name } } } } } }`),
-    naive: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { reservations(first: 100, page: 1) { nodes { reservationNumber hotel { name } } } } }`),
+    ours: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { reservations(first: 100) { edges { node { reservationNumber hotel { name } } } } } }`,
+      ),
+    naive: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { reservations(first: 100, page: 1) { nodes { reservationNumber hotel { name } } } } }`,
+      ),
     // The service pages by 1000: a Mesh client reads the page and keeps 100; the hotel names come from hotelName.
-    mesh: (ctx) => meshTarget(ctx, `{ getreservation(input: { eventId: ${EVENT}, page: 1 }) { ... on Reservation { reservationNumber hotelName } } }`),
+    mesh: (ctx) =>
+      meshTarget(
+        ctx,
+        `{ getreservation(input: { eventId: ${EVENT}, page: 1 }) { ... on Reservation { reservationNumber hotelName } } }`,
+      ),
     direct: (ctx) => restTarget(ctx, 'getreservation', `eventId=${EVENT}&page=1`),
   },
 };
@@ -112,9 +138,18 @@ export const S4: LoadScenario = {
   id: 'S4',
   title: '1000 reservations with contact, rooms and guests, the same page',
   targets: {
-    ours: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { reservations(first: 1000) { edges { ${OURS_RESERVATION_1000} } } } }`),
-    naive: async (ctx) => gqlTarget(ctx, `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: 1) { nodes { ${NAIVE_RESERVATION_1000} } } } }`),
-    mesh: (ctx) => meshTarget(ctx, `{ getreservation(input: { eventId: ${EVENT}, page: 1 }) { ${MESH_RESERVATION_1000} } }`),
+    ours: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { reservations(first: 1000) { edges { ${OURS_RESERVATION_1000} } } } }`,
+      ),
+    naive: async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: 1) { nodes { ${NAIVE_RESERVATION_1000} } } } }`,
+      ),
+    mesh: (ctx) =>
+      meshTarget(ctx, `{ getreservation(input: { eventId: ${EVENT}, page: 1 }) { ${MESH_RESERVATION_1000} } }`),
     direct: (ctx) => restTarget(ctx, 'getreservation', `eventId=${EVENT}&page=1`),
   },
 };
@@ -126,10 +161,32 @@ export const S4B: LoadScenario = {
   targets: {
     ours: async (ctx) => {
       const cursors = await oursPageCursors(ctx.url);
-      return { url: ctx.url, headers: json, bodies: cursors.map((after) => gqlBody(`query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { edges { ${OURS_RESERVATION_1000} } } } }`, { after })) };
+      return {
+        url: ctx.url,
+        headers: json,
+        bodies: cursors.map((after) =>
+          gqlBody(
+            `query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { edges { ${OURS_RESERVATION_1000} } } } }`,
+            { after },
+          ),
+        ),
+      };
     },
-    naive: async (ctx) => gqlTarget(ctx, ...pages.map((p) => `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: ${p}) { nodes { ${NAIVE_RESERVATION_1000} } } } }`)),
-    mesh: (ctx) => meshTarget(ctx, ...pages.map((p) => `{ getreservation(input: { eventId: ${EVENT}, page: ${p} }) { ${MESH_RESERVATION_1000} } }`)),
+    naive: async (ctx) =>
+      gqlTarget(
+        ctx,
+        ...pages.map(
+          (p) =>
+            `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: ${p}) { nodes { ${NAIVE_RESERVATION_1000} } } } }`,
+        ),
+      ),
+    mesh: (ctx) =>
+      meshTarget(
+        ctx,
+        ...pages.map(
+          (p) => `{ getreservation(input: { eventId: ${EVENT}, page: ${p} }) { ${MESH_RESERVATION_1000} } }`,
+        ),
+      ),
     direct: (ctx) => restTarget(ctx, 'getreservation', ...pages.map((p) => `eventId=${EVENT}&page=${p}`)),
   },
 };
@@ -138,7 +195,14 @@ export const S4B: LoadScenario = {
 async function oursPageCursors(url: string): Promise<(string | null)[]> {
   const cursors: (string | null)[] = [null];
   for (;;) {
-    const page = await postGraphQL<{ event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string } } } }>(url, {}, `query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { pageInfo { hasNextPage endCursor } } } }`, { after: cursors.at(-1) });
+    const page = await postGraphQL<{
+      event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string } } };
+    }>(
+      url,
+      {},
+      `query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { pageInfo { hasNextPage endCursor } } } }`,
+      { after: cursors.at(-1) },
+    );
     const info = page.event.reservations.pageInfo;
     if (!info.hasNextPage) return cursors;
     cursors.push(info.endCursor);
@@ -155,8 +219,15 @@ export const S5: WalkScenario = {
         let after: string | null = null;
         let records = 0;
         for (;;) {
-          type Page = { event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string }; edges: unknown[] } } };
-          const page: Page = await postGraphQL<Page>(ctx.url, {}, `query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { pageInfo { hasNextPage endCursor } edges { node { reservationNumber status arrivalDate departureDate } } } } }`, { after });
+          type Page = {
+            event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string }; edges: unknown[] } };
+          };
+          const page: Page = await postGraphQL<Page>(
+            ctx.url,
+            {},
+            `query ($after: String) { event(eventId: ${EVENT}) { reservations(first: 1000, after: $after) { pageInfo { hasNextPage endCursor } edges { node { reservationNumber status arrivalDate departureDate } } } } }`,
+            { after },
+          );
           records += page.event.reservations.edges.length;
           if (!page.event.reservations.pageInfo.hasNextPage) return records;
           after = page.event.reservations.pageInfo.endCursor;
@@ -166,7 +237,11 @@ export const S5: WalkScenario = {
       timed(async () => {
         let records = 0;
         for (let p = 1; ; p++) {
-          const page = await postGraphQL<{ event: { reservations: { hasNextPage: boolean; nodes: unknown[] } } }>(ctx.url, {}, `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: ${p}) { hasNextPage nodes { reservationNumber status arrivalDate departureDate } } } }`);
+          const page = await postGraphQL<{ event: { reservations: { hasNextPage: boolean; nodes: unknown[] } } }>(
+            ctx.url,
+            {},
+            `{ event(eventId: ${EVENT}) { reservations(first: 1000, page: ${p}) { hasNextPage nodes { reservationNumber status arrivalDate departureDate } } } }`,
+          );
           records += page.event.reservations.nodes.length;
           if (!page.event.reservations.hasNextPage) return records;
         }
@@ -177,7 +252,11 @@ export const S5: WalkScenario = {
       return timed(async () => {
         let records = 0;
         for (let p = 1; ; p++) {
-          const page = await postGraphQL<{ getreservation: unknown[] }>(ctx.url, headers, `{ getreservation(input: { eventId: ${EVENT}, page: ${p} }) { ... on Reservation { reservationNumber status arrivalDate departureDate } } }`);
+          const page = await postGraphQL<{ getreservation: unknown[] }>(
+            ctx.url,
+            headers,
+            `{ getreservation(input: { eventId: ${EVENT}, page: ${p} }) { ... on Reservation { reservationNumber status arrivalDate departureDate } } }`,
+          );
           records += page.getreservation.length;
           if (page.getreservation.length < 1000) return records;
         }
@@ -188,7 +267,11 @@ export const S5: WalkScenario = {
       return timed(async () => {
         let records = 0;
         for (let p = 1; ; p++) {
-          const res = await fetch(`${ctx.emulator.url}/api/v102/getreservation`, { method: 'POST', headers: { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${token}&eventId=${EVENT}&page=${p}` });
+          const res = await fetch(`${ctx.emulator.url}/api/v102/getreservation`, {
+            method: 'POST',
+            headers: { 'user-agent': 'bench/1', 'content-type': 'application/x-www-form-urlencoded' },
+            body: `token=${token}&eventId=${EVENT}&page=${p}`,
+          });
           const rows = (await res.json()) as unknown[];
           records += rows.length;
           if (rows.length < 1000) return records;
@@ -207,7 +290,12 @@ async function timed(walk: () => Promise<number>): Promise<WalkResult> {
 }
 
 /** One GraphQL request; its data, or an Error carrying the first error's message. */
-export async function postGraphQL<T>(url: string, headers: Record<string, string>, query: string, variables?: Record<string, unknown>): Promise<T> {
+export async function postGraphQL<T>(
+  url: string,
+  headers: Record<string, string>,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<T> {
   const res = await fetch(url, { method: 'POST', headers: { ...json, ...headers }, body: gqlBody(query, variables) });
   const body = (await res.json()) as { data?: T; errors?: { message: string }[] };
   if (body.errors?.length || !body.data) throw new Error(`${res.status}: ${body.errors?.[0]?.message ?? 'no data'}`);

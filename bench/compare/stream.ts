@@ -7,11 +7,17 @@ import { EVENT } from './scenarios.ts';
 
 export const STREAM_QUERY = `{ event(eventId: ${EVENT}) { reservations(first: 25600) { edges @stream(initialCount: 0) { node { reservationNumber status arrivalDate departureDate } } } } }`;
 
-export type StreamResult = { supported: true; firstRecordMs: number; totalMs: number; records: number } | { supported: false; reason: string };
+export type StreamResult =
+  | { supported: true; firstRecordMs: number; totalMs: number; records: number }
+  | { supported: false; reason: string };
 
 export async function streamWalk(url: string): Promise<StreamResult> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'multipart/mixed, application/json' }, body: JSON.stringify({ query: STREAM_QUERY }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed, application/json' },
+    body: JSON.stringify({ query: STREAM_QUERY }),
+  });
   const type = res.headers.get('content-type') ?? '';
   if (!type.includes('multipart')) {
     const body = (await res.json().catch(() => ({}))) as { errors?: { message: string }[] };

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { freePort, startCommand, type Started } from '../lib.ts';
+import { freePort, type Started, startCommand } from '../lib.ts';
 
 /**
  * The systems compared side by side, each started against one emulator URL. Only `ours` is the
@@ -32,7 +32,10 @@ const READY = /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/;
  */
 /** Ours as `npm start` runs it: dist/ (rebuilt first when stale), in the process that is measured. */
 export function startOurs(env: Record<string, string>): Promise<Started> {
-  return startCommand(['scripts/start.mjs'], { env: { PORT: '0', UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', ...QUIET, ...env }, pattern: READY });
+  return startCommand(['scripts/start.mjs'], {
+    env: { PORT: '0', UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', ...QUIET, ...env },
+    pattern: READY,
+  });
 }
 
 /** `npm ci` in a peer's folder when its node_modules is missing (the lock file is committed). */
@@ -53,7 +56,11 @@ export function composeMesh(): void {
 }
 
 export function startNaive(upstream: string): Promise<Started> {
-  return startCommand(['server.js'], { cwd: `${PEERS_DIR}naive`, env: { PORT: '0', UPSTREAM_BASE_URL: upstream, ...QUIET }, pattern: READY });
+  return startCommand(['server.js'], {
+    cwd: `${PEERS_DIR}naive`,
+    env: { PORT: '0', UPSTREAM_BASE_URL: upstream, ...QUIET },
+    pattern: READY,
+  });
 }
 
 export function startCeiling(): Promise<Started> {
@@ -64,8 +71,22 @@ export function startCeiling(): Promise<Started> {
 export async function startMesh(upstream: string): Promise<Started> {
   const port = await freePort();
   const started = await startCommand(
-    ['node_modules/@graphql-hive/gateway/dist/bin.js', 'supergraph', 'supergraph.graphql', '--host', '127.0.0.1', '--port', String(port), '--fork', '1'],
-    { cwd: `${PEERS_DIR}mesh`, env: { UPSTREAM_BASE_URL: upstream, ...QUIET }, waitFor: `http://127.0.0.1:${port}/healthcheck` },
+    [
+      'node_modules/@graphql-hive/gateway/dist/bin.js',
+      'supergraph',
+      'supergraph.graphql',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--fork',
+      '1',
+    ],
+    {
+      cwd: `${PEERS_DIR}mesh`,
+      env: { UPSTREAM_BASE_URL: upstream, ...QUIET },
+      waitFor: `http://127.0.0.1:${port}/healthcheck`,
+    },
   );
   return started;
 }

@@ -22,14 +22,36 @@ export async function freePort(): Promise<number> {
  * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded).
  * Resolves once it answers; `close` stops the process.
  */
-export async function startHiveGateway(supergraphSdl: string, options: { port?: number; log?: (line: string) => void } = {}) {
+export async function startHiveGateway(
+  supergraphSdl: string,
+  options: { port?: number; log?: (line: string) => void } = {},
+) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
   writeFileSync(file, supergraphSdl);
   const port = options.port ?? (await freePort());
-  const child = spawn(CLI, ['supergraph', file, '--host', '127.0.0.1', '--port', String(port), '--config-path', CONFIG, '--disable-websockets'], {
-    env: { ...process.env, APOLLO_TELEMETRY_DISABLED: 'true', METADATA_SERVER_DETECTION: 'none', NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    CLI,
+    [
+      'supergraph',
+      file,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--config-path',
+      CONFIG,
+      '--disable-websockets',
+    ],
+    {
+      env: {
+        ...process.env,
+        APOLLO_TELEMETRY_DISABLED: 'true',
+        METADATA_SERVER_DETECTION: 'none',
+        NODE_ENV: 'production',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
@@ -45,12 +67,17 @@ export async function startHiveGateway(supergraphSdl: string, options: { port?: 
   const deadline = Date.now() + 45_000;
   for (;;) {
     // Bounded: something else holding the port may accept and never answer.
-    const ready = await fetch(`http://127.0.0.1:${port}/readiness`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/readiness`, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       rmSync(file, { force: true });
-      const reason = spawnError ? `${CLI} could not be run (${spawnError.message}); is @graphql-hive/gateway installed?` : `hive-gateway did not start:\n${output}`;
+      const reason = spawnError
+        ? `${CLI} could not be run (${spawnError.message}); is @graphql-hive/gateway installed?`
+        : `hive-gateway did not start:\n${output}`;
       throw new Error(reason);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));

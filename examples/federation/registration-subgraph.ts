@@ -84,7 +84,12 @@ export async function startRegistrationSubgraph(records: RegistrationRecord[]): 
   const yoga = createYoga({
     schema,
     logging: false,
-    plugins: [{ onRequest: ({ request }: { request: Request }) => void authorizations.push(request.headers.get('authorization')) }],
+    plugins: [
+      {
+        onRequest: ({ request }: { request: Request }) =>
+          void authorizations.push(request.headers.get('authorization')),
+      },
+    ],
   });
   const server: Server = createServer(yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

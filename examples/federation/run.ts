@@ -5,8 +5,8 @@ import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
-import { subgraphSdl } from '../../src/schema/index.ts';
 import { createGateway } from '../../src/gateway.ts';
+import { subgraphSdl } from '../../src/schema/index.ts';
 import { startHiveGateway } from './hive-gateway.ts';
 import { REGISTRATION_SDL, startRegistrationSubgraph } from './registration-subgraph.ts';
 import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
@@ -56,7 +56,12 @@ try {
     .filter((r) => r.attendeeId && r.registrationEventId)
     .slice(0, 5);
   const registrations = await startRegistrationSubgraph(
-    linked.map((r, i) => ({ id: `reg-${i + 1}`, attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5001 })),
+    linked.map((r, i) => ({
+      id: `reg-${i + 1}`,
+      attendeeId: r.attendeeId!,
+      registrationEventId: r.registrationEventId!,
+      eventId: 5001,
+    })),
   );
   started.push(() => registrations.close());
 

@@ -21,12 +21,15 @@ export function apiKeyAuthenticator(licensees: readonly Licensee[]): Authenticat
   return async (request) => {
     const presented = presentedCredential(request.headers);
     if (presented.kind === 'missing') return { refused: `This gateway needs an API key: ${SEND}.` };
-    if (presented.kind === 'malformed') return { refused: `The credential is malformed (${presented.problem}): ${SEND}.` };
+    if (presented.kind === 'malformed')
+      return { refused: `The credential is malformed (${presented.problem}): ${SEND}.` };
     const digest = createHash('sha256').update(presented.value, 'utf8').digest();
     let found: Principal | undefined;
     for (const client of clients) {
       if (timingSafeEqual(digest, client.digest)) found = client.principal;
     }
-    return found ? { principal: found } : { refused: `The API key is not known to this gateway: ${SEND} with a key you were given.` };
+    return found
+      ? { principal: found }
+      : { refused: `The API key is not known to this gateway: ${SEND} with a key you were given.` };
   };
 }

@@ -6,7 +6,11 @@ import { anonymousPrincipal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';
 
 /** The authenticator of GATEWAY_AUTH; `none` lets every request act for the only licensee. */
-export function authenticatorFor(auth: AuthSettings, licensees: readonly Licensee[], keySetTiming?: KeySetTiming): Authenticator {
+export function authenticatorFor(
+  auth: AuthSettings,
+  licensees: readonly Licensee[],
+  keySetTiming?: KeySetTiming,
+): Authenticator {
   switch (auth.mode) {
     case 'none': {
       // config.ts refuses none with more than one licensee.

@@ -1,8 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 import { endingWhen } from '../operations/streams.ts';
 import { hasExpired, type Principal } from './principal.ts';
-import { ErrorCode } from '../error-codes.ts';
 
 /**
  * A credential that expires ends what it opened. Over HTTP every request shows its credential
@@ -14,7 +14,8 @@ import { ErrorCode } from '../error-codes.ts';
 
 export const EXPIRED_MESSAGE = 'The token has expired: reconnect with a fresh token.';
 
-export const expiredError = () => createGraphQLError(EXPIRED_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } });
+export const expiredError = () =>
+  createGraphQLError(EXPIRED_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } });
 
 /** setTimeout's longest delay; a later moment is waited for in steps. */
 const LONGEST_DELAY_MS = 2 ** 31 - 1;
@@ -53,7 +54,10 @@ export function useCredentialExpiry(principalOf: (context: unknown) => Principal
     if (at === undefined) return undefined;
     return {
       onResult: ({ result, setResult }: { result: unknown; setResult: (result: never) => void }) => {
-        if (isAsyncIterable(result)) setResult(endingAt(result as AsyncIterable<ExecutionResult>, at, () => ({ errors: [expiredError()] })) as never);
+        if (isAsyncIterable(result))
+          setResult(
+            endingAt(result as AsyncIterable<ExecutionResult>, at, () => ({ errors: [expiredError()] })) as never,
+          );
       },
     };
   };

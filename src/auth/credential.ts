@@ -13,12 +13,15 @@ export type Presented =
 export function presentedCredential(headers: Headers): Presented {
   const authorization = headers.get('authorization')?.trim();
   const apiKey = headers.get('x-api-key')?.trim();
-  if (authorization && apiKey) return { kind: 'malformed', problem: 'both Authorization and X-Api-Key were sent; send one of them' };
+  if (authorization && apiKey)
+    return { kind: 'malformed', problem: 'both Authorization and X-Api-Key were sent; send one of them' };
   if (apiKey) return { kind: 'api-key-header', value: apiKey };
   if (!authorization) return { kind: 'missing' };
   const [scheme, value, ...rest] = authorization.split(/\s+/);
-  if (scheme?.toLowerCase() !== 'bearer') return { kind: 'malformed', problem: `${schemeName(scheme)} is not accepted; use Bearer` };
-  if (!value || rest.length > 0) return { kind: 'malformed', problem: 'Authorization: Bearer must be followed by exactly one credential' };
+  if (scheme?.toLowerCase() !== 'bearer')
+    return { kind: 'malformed', problem: `${schemeName(scheme)} is not accepted; use Bearer` };
+  if (!value || rest.length > 0)
+    return { kind: 'malformed', problem: 'Authorization: Bearer must be followed by exactly one credential' };
   return { kind: 'bearer', value };
 }
 
@@ -30,5 +33,7 @@ const KNOWN_SCHEMES = /^(basic|digest|negotiate|token|bearer)$/i;
  * itself sent without `Bearer`, and any part of it echoed in a 401 would leak the credential.
  */
 function schemeName(scheme: string | undefined): string {
-  return scheme !== undefined && KNOWN_SCHEMES.test(scheme) ? `the Authorization scheme ${JSON.stringify(scheme)}` : 'an unknown Authorization scheme';
+  return scheme !== undefined && KNOWN_SCHEMES.test(scheme)
+    ? `the Authorization scheme ${JSON.stringify(scheme)}`
+    : 'an unknown Authorization scheme';
 }

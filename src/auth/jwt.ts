@@ -1,8 +1,15 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import {
+  createRemoteJWKSet,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwtVerify,
+} from 'jose';
 import type { AuthSettings } from '../config/environment.ts';
 import type { Licensee } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
-import { SCOPES, type Principal, type Scope } from './principal.ts';
+import { type Principal, SCOPES, type Scope } from './principal.ts';
 import type { Authenticator, Verdict } from './verdict.ts';
 
 type JwtSettings = Extract<AuthSettings, { mode: 'jwt' }>;
@@ -24,14 +31,20 @@ const CLOCK_TOLERANCE_SECONDS = 5;
  * algorithms are pinned, so a token cannot pick how it is checked (an HS256 token "signed" with
  * the public key of a JWKS is refused). The licensee claim must name a licensee of the file.
  */
-export function jwtAuthenticator(settings: JwtSettings, licensees: readonly Licensee[], timing: KeySetTiming = {}): Authenticator {
+export function jwtAuthenticator(
+  settings: JwtSettings,
+  licensees: readonly Licensee[],
+  timing: KeySetTiming = {},
+): Authenticator {
   const known = new Set(licensees.map((licensee) => licensee.id));
   const { key, algorithms } = verificationKey(settings.verify, timing);
   return async (request) => {
     const presented = presentedCredential(request.headers);
     if (presented.kind === 'missing') return { refused: `This gateway needs a token: ${SEND}.` };
-    if (presented.kind === 'malformed') return { refused: `The credential is malformed (${presented.problem}): ${SEND}.` };
-    if (presented.kind === 'api-key-header') return { refused: `X-Api-Key is not accepted here (this gateway checks JWTs): ${SEND}.` };
+    if (presented.kind === 'malformed')
+      return { refused: `The credential is malformed (${presented.problem}): ${SEND}.` };
+    if (presented.kind === 'api-key-header')
+      return { refused: `X-Api-Key is not accepted here (this gateway checks JWTs): ${SEND}.` };
     let payload: JWTPayload;
     try {
       payload = await verifiedPayload(presented.value, key, {
@@ -46,17 +59,32 @@ export function jwtAuthenticator(settings: JwtSettings, licensees: readonly Lice
     }
     const licenseeId = payload[settings.licenseeClaim];
     if (typeof licenseeId !== 'string' || !known.has(licenseeId)) {
-      return { refused: `The token's "${settings.licenseeClaim}" claim does not name a licensee of this gateway: ${SEND} issued for your licensee.` };
+      return {
+        refused: `The token's "${settings.licenseeClaim}" claim does not name a licensee of this gateway: ${SEND} issued for your licensee.`,
+      };
     }
     // Accepted until exp and the tolerance, as jwtVerify does: what the token opens ends then too.
     const expiresAt = ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000;
-    return { principal: { client: clientOf(payload), licenseeId, scopes: scopesOf(payload.scope), expiresAt } satisfies Principal };
+    return {
+      principal: {
+        client: clientOf(payload),
+        licenseeId,
+        scopes: scopesOf(payload.scope),
+        expiresAt,
+      } satisfies Principal,
+    };
   };
 }
 
-function verificationKey(verify: JwtSettings['verify'], timing: KeySetTiming): { key: Uint8Array | JWTVerifyGetKey; algorithms: string[] } {
+function verificationKey(
+  verify: JwtSettings['verify'],
+  timing: KeySetTiming,
+): { key: Uint8Array | JWTVerifyGetKey; algorithms: string[] } {
   if ('secret' in verify) return { key: new TextEncoder().encode(verify.secret), algorithms: ['HS256'] };
-  const keySet = createRemoteJWKSet(new URL(verify.jwksUrl), { cacheMaxAge: timing.cacheMaxAgeMs ?? 600_000, cooldownDuration: timing.cooldownMs ?? 30_000 });
+  const keySet = createRemoteJWKSet(new URL(verify.jwksUrl), {
+    cacheMaxAge: timing.cacheMaxAgeMs ?? 600_000,
+    cooldownDuration: timing.cooldownMs ?? 30_000,
+  });
   return { key: keySet, algorithms: ['RS256', 'ES256'] };
 }
 
@@ -65,7 +93,11 @@ function verificationKey(verify: JwtSettings['verify'], timing: KeySetTiming): {
  * algorithm (normal while keys rotate), as jose documents for JWKSMultipleMatchingKeys. No key
  * verifying it is a bad signature, the client's problem, not an unavailable key set.
  */
-async function verifiedPayload(token: string, key: Uint8Array | JWTVerifyGetKey, options: JWTVerifyOptions): Promise<JWTPayload> {
+async function verifiedPayload(
+  token: string,
+  key: Uint8Array | JWTVerifyGetKey,
+  options: JWTVerifyOptions,
+): Promise<JWTPayload> {
   try {
     return (await jwtVerify(token, key, options)).payload;
   } catch (error) {
@@ -98,12 +130,17 @@ function scopesOf(scope: unknown): ReadonlySet<Scope> {
 
 /** jose's failures as what the client should hear; its messages name claims, never values. */
 function refusalOf(error: unknown): Verdict {
-  if (keySetUnreachable(error)) return { unavailable: 'The keys that check tokens (JWT_JWKS_URL) cannot be fetched now; try again shortly.' };
+  if (keySetUnreachable(error))
+    return { unavailable: 'The keys that check tokens (JWT_JWKS_URL) cannot be fetched now; try again shortly.' };
   if (error instanceof errors.JWTExpired) return { refused: `The token has expired: ${SEND} with a fresh token.` };
-  if (error instanceof errors.JWTClaimValidationFailed) return { refused: `The token was refused (${error.message}): ${SEND} issued for this gateway.` };
-  if (error instanceof errors.JOSEAlgNotAllowed) return { refused: `The token's signing algorithm is not accepted: ${SEND}.` };
-  if (error instanceof errors.JWSSignatureVerificationFailed) return { refused: `The token's signature does not verify: ${SEND}.` };
-  if (error instanceof errors.JWKSNoMatchingKey) return { refused: `No key of the gateway's key set matches the token: ${SEND}.` };
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return { refused: `The token was refused (${error.message}): ${SEND} issued for this gateway.` };
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return { refused: `The token's signing algorithm is not accepted: ${SEND}.` };
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return { refused: `The token's signature does not verify: ${SEND}.` };
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return { refused: `No key of the gateway's key set matches the token: ${SEND}.` };
   // Anything else about the token (not a JWT, an unsupported header) is the client's to fix.
   return { refused: `The credential is not a valid JWT: ${SEND}.` };
 }

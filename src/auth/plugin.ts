@@ -1,7 +1,7 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 import type { Principal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';
-import { ErrorCode } from '../error-codes.ts';
 
 /** The principal of each request the authentication plugin let in, for the context to read. */
 export class RequestPrincipals {
@@ -31,9 +31,16 @@ export function useAuthentication(authenticate: Authenticator, principals: Reque
       const verdict = await authenticate(request);
       if ('principal' in verdict) return principals.set(request, verdict.principal);
       if ('unavailable' in verdict) {
-        throw createGraphQLError(verdict.unavailable, { extensions: { code: ErrorCode.UPSTREAM_UNAVAILABLE, http: { status: 503, headers: { 'retry-after': '5' } } } });
+        throw createGraphQLError(verdict.unavailable, {
+          extensions: { code: ErrorCode.UPSTREAM_UNAVAILABLE, http: { status: 503, headers: { 'retry-after': '5' } } },
+        });
       }
-      throw createGraphQLError(verdict.refused, { extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } } });
+      throw createGraphQLError(verdict.refused, {
+        extensions: {
+          code: ErrorCode.UNAUTHENTICATED,
+          http: { status: 401, headers: { 'www-authenticate': 'Bearer' } },
+        },
+      });
     },
   };
 }

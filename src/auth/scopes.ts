@@ -1,7 +1,7 @@
-import { getOperationAST, type DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import type { Principal, Scope } from './principal.ts';
 import { ErrorCode } from '../error-codes.ts';
+import type { Principal, Scope } from './principal.ts';
 
 /**
  * A mutation needs the `write` scope, a query or subscription `read`. Checked once the document
@@ -12,7 +12,9 @@ export function useScopes(principalOf: (context: unknown) => Principal): Plugin 
     const needed: Scope = getOperationAST(document, operationName)?.operation === 'mutation' ? 'write' : 'read';
     if (principalOf(context).scopes.has(needed)) return undefined;
     const what = needed === 'write' ? 'run mutations' : 'run queries or subscriptions';
-    return createGraphQLError(`This client may not ${what}: it lacks the "${needed}" scope.`, { extensions: { code: ErrorCode.FORBIDDEN, http: { status: 403 } } });
+    return createGraphQLError(`This client may not ${what}: it lacks the "${needed}" scope.`, {
+      extensions: { code: ErrorCode.FORBIDDEN, http: { status: 403 } },
+    });
   };
   return {
     onExecute({ args, setResultAndStopExecution }) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { stableKey } from '../upstream/cache.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
+import { stableKey } from '../upstream/cache.ts';
 import type { ReservationStatus } from '../upstream/vocabulary.ts';
 
 /** What happened to a reservation between two looks at it. */
@@ -28,7 +28,10 @@ export interface SeenRecord {
  * the service makes to it (even to a field the gateway does not decode) is a change.
  */
 export function contentHash(reservation: ReservationModel): string {
-  return createHash('sha256').update(stableKey(reservation.raw ?? reservation)).digest('base64url').slice(0, 16);
+  return createHash('sha256')
+    .update(stableKey(reservation.raw ?? reservation))
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 const isCancelled = (reservation: ReservationModel) => reservation.status === ('cancelled' satisfies ReservationStatus);
@@ -39,7 +42,11 @@ const isCancelled = (reservation: ReservationModel) => reservation.status === ('
  * at or after `baseline`; CHANGED otherwise. A record made and cancelled between two looks is
  * CANCELLED: a subscriber acting on CREATED would act on a reservation that no longer holds rooms.
  */
-export function changeKind(reservation: ReservationModel, before: SeenRecord | undefined, baseline: number): ChangeKind {
+export function changeKind(
+  reservation: ReservationModel,
+  before: SeenRecord | undefined,
+  baseline: number,
+): ChangeKind {
   if (isCancelled(reservation) && !before?.cancelled) return 'CANCELLED';
   if (!before && instantOf(reservation.createdDate) >= baseline) return 'CREATED';
   return 'CHANGED';
@@ -50,7 +57,11 @@ export function changeKind(reservation: ReservationModel, before: SeenRecord | u
  * by modification time, then by reservation number (the service keeps minutes, so changes within a
  * minute have no finer order). A record whose content is as last seen is no change.
  */
-export function changesAmong(records: Iterable<ReservationModel>, seen: Map<number, SeenRecord>, baseline: number): ReservationChange[] {
+export function changesAmong(
+  records: Iterable<ReservationModel>,
+  seen: Map<number, SeenRecord>,
+  baseline: number,
+): ReservationChange[] {
   const changes: ReservationChange[] = [];
   for (const reservation of records) {
     const hash = contentHash(reservation);
@@ -69,13 +80,22 @@ export function changesAmong(records: Iterable<ReservationModel>, seen: Map<numb
 
 /** What a feed remembers of a record after this change (what a feed's successor must know of it). */
 export function seenAfter(change: ReservationChange): [number, SeenRecord] {
-  return [change.reservation.reservationNumber, seenAs(change.reservation, change.key.slice(change.key.indexOf(':') + 1))];
+  return [
+    change.reservation.reservationNumber,
+    seenAs(change.reservation, change.key.slice(change.key.indexOf(':') + 1)),
+  ];
 }
 
-const seenAs = (reservation: ReservationModel, hash: string): SeenRecord => ({ hash, cancelled: isCancelled(reservation) });
+const seenAs = (reservation: ReservationModel, hash: string): SeenRecord => ({
+  hash,
+  cancelled: isCancelled(reservation),
+});
 
 export function inModificationOrder(a: ReservationChange, b: ReservationChange): number {
-  return instantOf(a.modifiedAt) - instantOf(b.modifiedAt) || a.reservation.reservationNumber - b.reservation.reservationNumber;
+  return (
+    instantOf(a.modifiedAt) - instantOf(b.modifiedAt) ||
+    a.reservation.reservationNumber - b.reservation.reservationNumber
+  );
 }
 
 /** ms since the epoch of an ISO instant; -Infinity for none (an unreadable time sorts first). */

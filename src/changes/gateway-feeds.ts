@@ -1,12 +1,12 @@
+import { ErrorCode } from '../error-codes.ts';
 import type { RedisConnection } from '../redis/connection.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import type { UpstreamAccount } from '../upstream/account.ts';
 import { ChangeFeed } from './feed.ts';
 import { RedisFeedRegistry } from './redis-registry.ts';
-import { LocalFeedRegistry, type FeedRegistry } from './registry.ts';
+import { type FeedRegistry, LocalFeedRegistry } from './registry.ts';
 import { upstreamSource } from './upstream-source.ts';
-import { ErrorCode } from '../error-codes.ts';
 
 export interface FeedSettings {
   /** CHANGES_POLL_INTERVAL_MS. */
@@ -37,12 +37,24 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
         void upstream.drop(licensee, `getreservation|${eventId}`);
         void upstream.drop(licensee, `getreservationpagecount|${eventId}`);
       },
-      budgetUsed: async () => (await upstream.budget.used(licensee.systemIdentifier)) / upstream.budget.effectiveLimitOf(licensee.systemIdentifier),
+      budgetUsed: async () =>
+        (await upstream.budget.used(licensee.systemIdentifier)) /
+        upstream.budget.effectiveLimitOf(licensee.systemIdentifier),
       // Codes only: a poll's failure is logged without its parameters or any record.
       onPollError: (error) =>
-        settings.logger?.warn({ licensee: licensee.systemIdentifier, eventId, code: error instanceof UpstreamError ? error.code : ErrorCode.INTERNAL_SERVER_ERROR }, 'change feed poll failed; polling again at the next interval'),
+        settings.logger?.warn(
+          {
+            licensee: licensee.systemIdentifier,
+            eventId,
+            code: error instanceof UpstreamError ? error.code : ErrorCode.INTERNAL_SERVER_ERROR,
+          },
+          'change feed poll failed; polling again at the next interval',
+        ),
     });
   return settings.redis
-    ? new RedisFeedRegistry(settings.redis, createFeed, { leaseMs: leaseMsFor(settings.intervalMs), ...(settings.logger ? { logger: settings.logger } : {}) })
+    ? new RedisFeedRegistry(settings.redis, createFeed, {
+        leaseMs: leaseMsFor(settings.intervalMs),
+        ...(settings.logger ? { logger: settings.logger } : {}),
+      })
     : new LocalFeedRegistry(createFeed);
 }

@@ -1,9 +1,9 @@
 import type { RedisConnection } from '../redis/connection.ts';
-import type { ReservationModel } from '../resolvers/models.ts';
-import type { UpstreamAccount } from '../upstream/account.ts';
 import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
-import { instantOf, seenAfter, type ReservationChange, type SeenRecord } from './change.ts';
+import type { ReservationModel } from '../resolvers/models.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
+import { instantOf, type ReservationChange, type SeenRecord, seenAfter } from './change.ts';
 import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts';
 import type { FeedMembership, FeedRegistry } from './registry.ts';
 
@@ -80,13 +80,24 @@ export class RedisFeedRegistry implements FeedRegistry {
     private readonly settings: SharedFeedSettings,
   ) {}
 
-  join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+  join(
+    licensee: UpstreamAccount,
+    eventId: number,
+    listener: ChangeListener,
+    closed: () => void = () => {},
+  ): Promise<FeedMembership> {
     const key = `${licensee.systemIdentifier}:${eventId}`;
     let feed = this.feeds.get(key);
     if (!feed) {
-      const created: SharedFeed = new SharedFeed(this.redis, { licenseeId: licensee.systemIdentifier, eventId }, () => this.createFeed(licensee, eventId), this.settings, () => {
-        if (this.feeds.get(key) === created) this.feeds.delete(key);
-      });
+      const created: SharedFeed = new SharedFeed(
+        this.redis,
+        { licenseeId: licensee.systemIdentifier, eventId },
+        () => this.createFeed(licensee, eventId),
+        this.settings,
+        () => {
+          if (this.feeds.get(key) === created) this.feeds.delete(key);
+        },
+      );
       this.feeds.set(key, created);
       feed = created;
     }
@@ -105,16 +116,21 @@ export class RedisFeedRegistry implements FeedRegistry {
   }
 
   eventsWatched(licensee: UpstreamAccount): number[] {
-    return [...this.feeds.values()].map((feed) => feed.describe()).filter((feed) => feed.licenseeId === licensee.systemIdentifier).map((feed) => feed.eventId);
+    return [...this.feeds.values()]
+      .map((feed) => feed.describe())
+      .filter((feed) => feed.licenseeId === licensee.systemIdentifier)
+      .map((feed) => feed.eventId);
   }
 
   async publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void> {
     // Here when this replica polls the event; the others' poller hears it on the feed's topic.
     this.feeds.get(`${licensee.systemIdentifier}:${eventId}`)?.own(records);
     const message: ChangeMessage = { from: this.redis.replicaId, changes: [], own: [...records] };
-    await new RedisFanout<ChangeMessage>(this.redis, feedName(licensee.systemIdentifier, eventId)).publish(message).catch(() => {
-      // Without Redis each replica polls for itself: the others see the write at their next poll.
-    });
+    await new RedisFanout<ChangeMessage>(this.redis, feedName(licensee.systemIdentifier, eventId))
+      .publish(message)
+      .catch(() => {
+        // Without Redis each replica polls for itself: the others see the write at their next poll.
+      });
   }
 
   async close(): Promise<void> {
@@ -190,7 +206,12 @@ class SharedFeed {
   }
 
   describe() {
-    return { ...this.id, members: this.members.size, polls: this.poller?.pollCount() ?? 0, polling: this.poller !== undefined };
+    return {
+      ...this.id,
+      members: this.members.size,
+      polls: this.poller?.pollCount() ?? 0,
+      polling: this.poller !== undefined,
+    };
   }
 
   /**
@@ -237,7 +258,13 @@ class SharedFeed {
   private async step(): Promise<Outcome> {
     this.subscription ??= this.fanout.subscribe((message) => this.heardFrom(message));
     // Subscribing failed (Redis away): try again next time.
-    if (!(await this.subscription.then(() => true, () => false))) this.subscription = undefined;
+    if (
+      !(await this.subscription.then(
+        () => true,
+        () => false,
+      ))
+    )
+      this.subscription = undefined;
     let held: boolean | undefined;
     try {
       held = this.role === 'holder' ? await this.renew() : (await this.lease.acquire()).held;
@@ -262,7 +289,10 @@ class SharedFeed {
   /** Redis is away (the connection is down): this replica polls for its own subscribers, as the others with subscribers do. */
   private async alone(): Promise<Outcome> {
     if (this.role !== 'alone') {
-      this.settings.logger?.warn({ licensee: this.id.licenseeId, eventId: this.id.eventId }, 'Redis unreachable: this replica polls the change feed itself until Redis is back');
+      this.settings.logger?.warn(
+        { licensee: this.id.licenseeId, eventId: this.id.eventId },
+        'Redis unreachable: this replica polls the change feed itself until Redis is back',
+      );
       this.role = 'alone';
     }
     if (!this.poller) await this.startPoller(this.fromHeard());
@@ -327,7 +357,10 @@ class SharedFeed {
       void this.close(false);
       return 'ready';
     }
-    this.settings.logger?.warn({ licensee: this.id.licenseeId, eventId: this.id.eventId, error: (error as Error).name }, 'change feed could not take over; trying again');
+    this.settings.logger?.warn(
+      { licensee: this.id.licenseeId, eventId: this.id.eventId, error: (error as Error).name },
+      'change feed could not take over; trying again',
+    );
     return 'ready';
   }
 
@@ -380,7 +413,16 @@ class SharedFeed {
     if (changes.length === 0 && !whole) return;
     const { latest, baseline, seen } = poller.state();
     const entries: Iterable<[number, SeenRecord]> = whole ? seen : changes.map(seenAfter);
-    const args: (string | number)[] = [this.lease.key, this.stateKey, this.seenKey, this.redis.replicaId, 3 * this.settings.leaseMs, String(latest), String(baseline), whole ? 1 : 0];
+    const args: (string | number)[] = [
+      this.lease.key,
+      this.stateKey,
+      this.seenKey,
+      this.redis.replicaId,
+      3 * this.settings.leaseMs,
+      String(latest),
+      String(baseline),
+      whole ? 1 : 0,
+    ];
     for (const [number, record] of entries) args.push(number, `${record.hash}|${record.cancelled ? 1 : 0}`);
     try {
       const written = (await (this.redis.commands as ScriptClient).feedWriteState(args)) === 1;

@@ -20,7 +20,12 @@ export interface FeedRegistry {
    * Joins (starting it for the first member, after its baseline read); rejects when the baseline
    * read fails. `closed` is told when the registry closes (the gateway shuts down), to end the stream.
    */
-  join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed?: () => void): Promise<FeedMembership>;
+  join(
+    licensee: UpstreamAccount,
+    eventId: number,
+    listener: ChangeListener,
+    closed?: () => void,
+  ): Promise<FeedMembership>;
   /**
    * The feeds with subscribers on this replica (metrics, status page): `polling` when this replica
    * polls it (with replicas, one of them does), `polls` its polls since it began.
@@ -57,12 +62,24 @@ export class LocalFeedRegistry implements FeedRegistry {
 
   constructor(private readonly createFeed: (licensee: UpstreamAccount, eventId: number) => ChangeFeed) {}
 
-  async join(licensee: UpstreamAccount, eventId: number, listener: ChangeListener, closed: () => void = () => {}): Promise<FeedMembership> {
+  async join(
+    licensee: UpstreamAccount,
+    eventId: number,
+    listener: ChangeListener,
+    closed: () => void = () => {},
+  ): Promise<FeedMembership> {
     const key = `${licensee.systemIdentifier}|${eventId}`;
     let running = this.feeds.get(key);
     if (!running) {
       const feed = this.createFeed(licensee, eventId);
-      running = { feed, started: feed.start(), members: 0, closers: new Set(), licenseeId: licensee.systemIdentifier, eventId };
+      running = {
+        feed,
+        started: feed.start(),
+        members: 0,
+        closers: new Set(),
+        licenseeId: licensee.systemIdentifier,
+        eventId,
+      };
       this.feeds.set(key, running);
     }
     const joined = running;
@@ -91,7 +108,13 @@ export class LocalFeedRegistry implements FeedRegistry {
   }
 
   active() {
-    return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({ licenseeId, eventId, members, polls: feed.pollCount(), polling: true }));
+    return [...this.feeds.values()].map(({ licenseeId, eventId, members, feed }) => ({
+      licenseeId,
+      eventId,
+      members,
+      polls: feed.pollCount(),
+      polling: true,
+    }));
   }
 
   async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {
@@ -99,7 +122,9 @@ export class LocalFeedRegistry implements FeedRegistry {
   }
 
   eventsWatched(licensee: UpstreamAccount): number[] {
-    return [...this.feeds.values()].filter((running) => running.licenseeId === licensee.systemIdentifier).map((running) => running.eventId);
+    return [...this.feeds.values()]
+      .filter((running) => running.licenseeId === licensee.systemIdentifier)
+      .map((running) => running.eventId);
   }
 
   async publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void> {

@@ -1,7 +1,7 @@
-import type { ReservationModel } from '../resolvers/models.ts';
 import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
-import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
+import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
+import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {
@@ -14,11 +14,22 @@ export interface SourceOptions extends Pick<CallOptions, 'priority'> {
  * (one feed serves subscribers selecting any fields; the flags cost no extra call). `background`
  * for the pollers: their calls wait behind every interactive query for the budget.
  */
-export function upstreamSource(upstream: UpstreamClient, licensee: UpstreamAccount, eventId: number, { fresh = false, ...options }: SourceOptions = {}): FeedSource {
+export function upstreamSource(
+  upstream: UpstreamClient,
+  licensee: UpstreamAccount,
+  eventId: number,
+  { fresh = false, ...options }: SourceOptions = {},
+): FeedSource {
   return {
     async read(modifiedAfter) {
       if (fresh) await upstream.drop(licensee, `getreservation|${eventId}`);
-      return readReservations(upstream, licensee, eventId, modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {}, options);
+      return readReservations(
+        upstream,
+        licensee,
+        eventId,
+        modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {},
+        options,
+      );
     },
   };
 }
@@ -41,7 +52,8 @@ export async function readReservations(
   for (let page = 1; ; page++) {
     const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
     const list = await upstream.call(licensee, 'getreservation', params, options);
-    for (const record of list.slice()) records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
+    for (const record of list.slice())
+      records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
     if (list.length < UPSTREAM_PAGE) return records;
   }
 }

@@ -1,15 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { readLicenseesFile, type Licensee } from './licensees.ts';
-import { parseTtls, type CachedType } from '../operations/response-cache/ttls.ts';
-import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
+import { type CachedType, parseTtls } from '../operations/response-cache/ttls.ts';
 import { isTimeZone } from '../upstream/formats.ts';
+import { type Licensee, readLicenseesFile } from './licensees.ts';
+import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 
 /** The environment → one validated Config. The only reader of process.env. */
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
-const int = (min: number, max: number) => z.coerce.number('must be a number').int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+const int = (min: number, max: number) =>
+  z.coerce
+    .number('must be a number')
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
 
 /** An origin as browsers send it in the Origin header: scheme, host and port, nothing else. */
 function isOrigin(value: string): boolean {
@@ -37,7 +44,8 @@ export function isLoopback(host: string): boolean {
 }
 
 /** A host name as a Host header carries it, without the port: a DNS name, an IPv4 address or a bracketed IPv6 one. */
-const HOST_NAME = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)$/;
+const HOST_NAME =
+  /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*)$/;
 
 /** The names a Host header may carry for a gateway on a loopback address (HOST itself added when it is another one). */
 function loopbackHosts(host: string): string[] {
@@ -46,7 +54,13 @@ function loopbackHosts(host: string): string[] {
 }
 
 /** A comma-separated list, each entry trimmed, empty ones dropped. */
-const list = () => z.string().transform((text) => text.split(',').map((entry) => entry.trim()).filter(Boolean));
+const list = () =>
+  z.string().transform((text) =>
+    text
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
 
 const MIB = 1024 * 1024;
 
@@ -69,86 +83,129 @@ function parseShare(text: string): number {
   return fraction ? Number(fraction[1]) / Number(fraction[2]) : Number(text);
 }
 
-const envSchema = z
-  .object({
-    PORT: int(0, 65_535).default(4000),
-    HOST: z.string().min(1).default('127.0.0.1'),
-    UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
-    UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
-    UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
-    LICENSEES_FILE: z.string().min(1).optional(),
-    TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
-    UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
-    UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
-    UPSTREAM_RATE_MARGIN: z.coerce.number('must be a number').min(0, 'must be at least 0').max(0.5, 'must be at most 0.5').default(0.05),
-    UPSTREAM_TIMEZONE: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').default('UTC'),
-    UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
-    UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
-    UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
-    QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
-    // Seconds, not minutes: a reservation made upstream shows within this long.
-    UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
-    // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
-    // introspection (184 tokens; depth is not counted under __schema).
-    QUERY_MAX_DEPTH: int(1, 100).default(12),
-    QUERY_MAX_ALIASES: int(0, 1000).default(30),
-    QUERY_MAX_DIRECTIVES: int(0, 1000).default(50),
-    // graphql-js parses and validates recursively: an unclosed `[[[[…` of 2000 tokens already
-    // overflows the stack inside Yoga, so the token limit (counted while parsing) stays well below.
-    QUERY_MAX_TOKENS: int(10, 1200).default(1000),
-    // Comments and whitespace count: the token limit does not see them, and parsing holds the whole text.
-    QUERY_MAX_BYTES: int(256, 16 * MIB).default(65_536),
-    // Yoga's own default is 25 MB, and ws reads 100 MiB frames before the socket is authenticated.
-    MAX_REQUEST_BYTES: int(1024, 64 * MIB).default(MIB),
-    // Node's defaults (60 s for the headers, 300 s for the request) let slow clients hold sockets for minutes.
-    HTTP_HEADERS_TIMEOUT_MS: int(1000, 120_000).default(10_000),
-    HTTP_REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 120_000).default(5_000),
-    MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
-    // Default: the loopback names with a loopback HOST; required otherwise (see crossProblems).
-    ALLOWED_HOSTS: list()
-      .transform((hosts) => hosts.map((host) => host.toLowerCase()))
-      .pipe(z.array(z.string().regex(HOST_NAME, 'each must be a host name like api.example.com, 10.0.0.5 or [::1], without a port or scheme')))
-      .optional(),
-    GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: z.enum(['yes', 'no'], 'must be yes or no').default('no'),
-    // Sent in an Authorization header: printable ASCII without spaces.
-    OPS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 printable characters without spaces (for example the output of openssl rand -hex 32)').optional(),
-    OPERATION_NAMES: list()
-      .pipe(z.array(z.string().regex(/^[_A-Za-z][_0-9A-Za-z]{0,63}$/, 'each must be a GraphQL operation name (letters, digits, _; at most 64)')))
-      .default([]),
-    // Default: on with a loopback HOST, off otherwise.
-    GRAPHIQL: z.enum(['on', 'off'], 'must be on or off').optional(),
-    CORS_ORIGINS: list()
-      .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)')))
-      .default([]),
-    REDIS_URL: z.string().refine(isRedisUrl, 'must be a redis:// or rediss:// URL like redis://:password@redis.internal:6379/0').optional(),
-    REDIS_PREFIX: z.string().regex(/^[\w:.-]{1,64}$/, 'must be 1 to 64 letters, digits or _ : . -').default('rgw:'),
-    // Each replica's own share of the budget while Redis is away: 1/3 suits three replicas.
-    REDIS_FALLBACK_SHARE: z
-      .string()
-      .transform(parseShare)
-      .pipe(z.number('must be a number or a fraction like 1/3').gt(0, 'must be more than 0').max(1, 'must be at most 1'))
-      .default(1 / 3),
-    // Default: api-key with LICENSEES_FILE, none without (see authMode).
-    GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt'], 'must be none, api-key or jwt').optional(),
-    // RFC 7518 section 3.2: an HS256 key has at least 256 bits.
-    JWT_SECRET: z
-      .string()
-      .refine((secret) => Buffer.byteLength(secret, 'utf8') >= 32, 'must be at least 32 bytes (for example the output of openssl rand -base64 32)')
-      .optional(),
-    JWT_JWKS_URL: z.url('must be an https URL').refine(isJwksUrl, 'must be an https URL (http only on a loopback address)').optional(),
-    JWT_ISSUER: z.string().min(1).optional(),
-    JWT_AUDIENCE: z.string().min(1).optional(),
-    JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
-    CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
-    SUBSCRIPTIONS_PER_CLIENT: int(1, 10_000).default(20),
-    OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
-    GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
-    RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
-    // Checked by parseTtls with the other settings' problems (see loadConfig).
-    RESPONSE_CACHE_TTLS: z.string().optional(),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  });
+const envSchema = z.object({
+  PORT: int(0, 65_535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
+  UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
+  UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
+  LICENSEES_FILE: z.string().min(1).optional(),
+  TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
+  UPSTREAM_RATE_LIMIT: int(1, 100_000).default(240),
+  UPSTREAM_RATE_WINDOW_MS: int(100, 3_600_000).default(60_000),
+  UPSTREAM_RATE_MARGIN: z.coerce
+    .number('must be a number')
+    .min(0, 'must be at least 0')
+    .max(0.5, 'must be at most 0.5')
+    .default(0.05),
+  UPSTREAM_TIMEZONE: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').default('UTC'),
+  UPSTREAM_USER_AGENT: z.string().min(1).default(`reservation-gateway/${VERSION}`),
+  UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
+  UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
+  QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+  // Seconds, not minutes: a reservation made upstream shows within this long.
+  UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
+  // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
+  // introspection (184 tokens; depth is not counted under __schema).
+  QUERY_MAX_DEPTH: int(1, 100).default(12),
+  QUERY_MAX_ALIASES: int(0, 1000).default(30),
+  QUERY_MAX_DIRECTIVES: int(0, 1000).default(50),
+  // graphql-js parses and validates recursively: an unclosed `[[[[…` of 2000 tokens already
+  // overflows the stack inside Yoga, so the token limit (counted while parsing) stays well below.
+  QUERY_MAX_TOKENS: int(10, 1200).default(1000),
+  // Comments and whitespace count: the token limit does not see them, and parsing holds the whole text.
+  QUERY_MAX_BYTES: int(256, 16 * MIB).default(65_536),
+  // Yoga's own default is 25 MB, and ws reads 100 MiB frames before the socket is authenticated.
+  MAX_REQUEST_BYTES: int(1024, 64 * MIB).default(MIB),
+  // Node's defaults (60 s for the headers, 300 s for the request) let slow clients hold sockets for minutes.
+  HTTP_HEADERS_TIMEOUT_MS: int(1000, 120_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 120_000).default(5_000),
+  MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
+  // Default: the loopback names with a loopback HOST; required otherwise (see crossProblems).
+  ALLOWED_HOSTS: list()
+    .transform((hosts) => hosts.map((host) => host.toLowerCase()))
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            HOST_NAME,
+            'each must be a host name like api.example.com, 10.0.0.5 or [::1], without a port or scheme',
+          ),
+      ),
+    )
+    .optional(),
+  GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: z.enum(['yes', 'no'], 'must be yes or no').default('no'),
+  // Sent in an Authorization header: printable ASCII without spaces.
+  OPS_TOKEN: z
+    .string()
+    .regex(
+      /^[\x21-\x7e]{16,}$/,
+      'must be at least 16 printable characters without spaces (for example the output of openssl rand -hex 32)',
+    )
+    .optional(),
+  OPERATION_NAMES: list()
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^[_A-Za-z][_0-9A-Za-z]{0,63}$/,
+            'each must be a GraphQL operation name (letters, digits, _; at most 64)',
+          ),
+      ),
+    )
+    .default([]),
+  // Default: on with a loopback HOST, off otherwise.
+  GRAPHIQL: z.enum(['on', 'off'], 'must be on or off').optional(),
+  CORS_ORIGINS: list()
+    .pipe(
+      z.array(
+        z.string().refine(isOrigin, 'each must be an origin like https://app.example.com (scheme, host and port only)'),
+      ),
+    )
+    .default([]),
+  REDIS_URL: z
+    .string()
+    .refine(isRedisUrl, 'must be a redis:// or rediss:// URL like redis://:password@redis.internal:6379/0')
+    .optional(),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]{1,64}$/, 'must be 1 to 64 letters, digits or _ : . -')
+    .default('rgw:'),
+  // Each replica's own share of the budget while Redis is away: 1/3 suits three replicas.
+  REDIS_FALLBACK_SHARE: z
+    .string()
+    .transform(parseShare)
+    .pipe(z.number('must be a number or a fraction like 1/3').gt(0, 'must be more than 0').max(1, 'must be at most 1'))
+    .default(1 / 3),
+  // Default: api-key with LICENSEES_FILE, none without (see authMode).
+  GATEWAY_AUTH: z.enum(['none', 'api-key', 'jwt'], 'must be none, api-key or jwt').optional(),
+  // RFC 7518 section 3.2: an HS256 key has at least 256 bits.
+  JWT_SECRET: z
+    .string()
+    .refine(
+      (secret) => Buffer.byteLength(secret, 'utf8') >= 32,
+      'must be at least 32 bytes (for example the output of openssl rand -base64 32)',
+    )
+    .optional(),
+  JWT_JWKS_URL: z
+    .url('must be an https URL')
+    .refine(isJwksUrl, 'must be an https URL (http only on a loopback address)')
+    .optional(),
+  JWT_ISSUER: z.string().min(1).optional(),
+  JWT_AUDIENCE: z.string().min(1).optional(),
+  JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
+  CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
+  SUBSCRIPTIONS_PER_CLIENT: int(1, 10_000).default(20),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
+  GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
+  RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
+  // Checked by parseTtls with the other settings' problems (see loadConfig).
+  RESPONSE_CACHE_TTLS: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
 
 /**
  * Rules between settings, checked on the raw values so that they are reported together with
@@ -160,37 +217,61 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
   if (env.LICENSEES_FILE) {
     // Each licensee's credentials come from the file: a second source would be ignored.
     for (const name of ['UPSTREAM_KEY', 'UPSTREAM_SYSTEM_IDENTIFIER']) {
-      if (env[name]) problem(name, 'is not used with LICENSEES_FILE (each licensee has its systemIdentifier and keyEnv there): unset it');
+      if (env[name])
+        problem(
+          name,
+          'is not used with LICENSEES_FILE (each licensee has its systemIdentifier and keyEnv there): unset it',
+        );
     }
   } else if (env.UPSTREAM_BASE_URL && (!env.UPSTREAM_KEY || !env.UPSTREAM_SYSTEM_IDENTIFIER)) {
-    problem('UPSTREAM_KEY', 'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL (or LICENSEES_FILE)');
+    problem(
+      'UPSTREAM_KEY',
+      'UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required with UPSTREAM_BASE_URL (or LICENSEES_FILE)',
+    );
   }
   if (!env.REDIS_URL) {
-    for (const name of ['REDIS_PREFIX', 'REDIS_FALLBACK_SHARE']) if (env[name]) problem(name, 'is only used with REDIS_URL: set REDIS_URL or unset it');
+    for (const name of ['REDIS_PREFIX', 'REDIS_FALLBACK_SHARE'])
+      if (env[name]) problem(name, 'is only used with REDIS_URL: set REDIS_URL or unset it');
   }
   const host = env.HOST ?? '127.0.0.1';
   if (!isLoopback(host) && !env.ALLOWED_HOSTS) {
     const why = 'requests for other names are refused, against DNS rebinding';
-    problem('ALLOWED_HOSTS', `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (${why})`);
+    problem(
+      'ALLOWED_HOSTS',
+      `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (${why})`,
+    );
   }
   const headersMs = Number(env.HTTP_HEADERS_TIMEOUT_MS ?? 10_000);
   const requestMs = Number(env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000);
   // Node refuses to start a server whose headers may take longer than the whole request.
-  if (headersMs > requestMs) problem('HTTP_HEADERS_TIMEOUT_MS', `must not be more than HTTP_REQUEST_TIMEOUT_MS (${requestMs})`);
+  if (headersMs > requestMs)
+    problem('HTTP_HEADERS_TIMEOUT_MS', `must not be more than HTTP_REQUEST_TIMEOUT_MS (${requestMs})`);
   const mode = authMode(env);
   if (!mode) return problems; // an unknown GATEWAY_AUTH is reported by the schema
   if (mode === 'none' && !isLoopback(host) && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST !== 'yes') {
-    const instead = 'use api-key or jwt (with LICENSEES_FILE), listen on 127.0.0.1, or set GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes when a proxy in front of the gateway authenticates every client';
-    problem('GATEWAY_AUTH', `none on HOST=${host} (not a loopback address) lets anyone who reaches it act for the licensee: ${instead}`);
+    const instead =
+      'use api-key or jwt (with LICENSEES_FILE), listen on 127.0.0.1, or set ' +
+      'GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes when a proxy in front of the gateway authenticates every ' +
+      'client';
+    problem(
+      'GATEWAY_AUTH',
+      `none on HOST=${host} (not a loopback address) lets anyone who reaches it act for the licensee: ${instead}`,
+    );
   }
-  if (mode !== 'none' && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST === 'yes') problem('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST', `is only used with GATEWAY_AUTH=none (it is ${mode})`);
+  if (mode !== 'none' && env.GATEWAY_AUTH_NONE_ON_PUBLIC_HOST === 'yes')
+    problem('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST', `is only used with GATEWAY_AUTH=none (it is ${mode})`);
   if (mode !== 'none' && !env.LICENSEES_FILE) {
-    problem('GATEWAY_AUTH', `${mode} needs LICENSEES_FILE (the licensees${mode === 'api-key' ? ' and their clients' : ''}); without it only none is possible`);
+    problem(
+      'GATEWAY_AUTH',
+      `${mode} needs LICENSEES_FILE (the licensees${mode === 'api-key' ? ' and their clients' : ''}); without it only none is possible`,
+    );
   }
   if (mode === 'jwt') {
-    if (Boolean(env.JWT_SECRET) === Boolean(env.JWT_JWKS_URL)) problem('JWT_SECRET', 'GATEWAY_AUTH=jwt needs exactly one of JWT_SECRET (HS256) and JWT_JWKS_URL (RS256, ES256)');
+    if (Boolean(env.JWT_SECRET) === Boolean(env.JWT_JWKS_URL))
+      problem('JWT_SECRET', 'GATEWAY_AUTH=jwt needs exactly one of JWT_SECRET (HS256) and JWT_JWKS_URL (RS256, ES256)');
     if (!env.JWT_ISSUER) problem('JWT_ISSUER', 'is required with GATEWAY_AUTH=jwt (the iss every token must carry)');
-    if (!env.JWT_AUDIENCE) problem('JWT_AUDIENCE', 'is required with GATEWAY_AUTH=jwt (the aud every token must carry)');
+    if (!env.JWT_AUDIENCE)
+      problem('JWT_AUDIENCE', 'is required with GATEWAY_AUTH=jwt (the aud every token must carry)');
   } else {
     for (const name of ['JWT_SECRET', 'JWT_JWKS_URL', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_LICENSEE_CLAIM']) {
       if (env[name]) problem(name, `is only used with GATEWAY_AUTH=jwt (it is ${mode})`);
@@ -231,7 +312,15 @@ export interface Config {
   /** Every licensee served; exactly one without LICENSEES_FILE. */
   licensees: Licensee[];
   auth: AuthSettings;
-  upstream: { userAgent: string; timeoutMs: number; deadlineMs: number; rateLimit: number; rateWindowMs: number; rateMargin: number; pageTtlMs: number };
+  upstream: {
+    userAgent: string;
+    timeoutMs: number;
+    deadlineMs: number;
+    rateLimit: number;
+    rateWindowMs: number;
+    rateMargin: number;
+    pageTtlMs: number;
+  };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
   /** Documents past these are refused before they run (see src/operations/query-limits.ts). */
@@ -299,7 +388,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     : parsed.error.issues.map((i) => {
         const name = String(i.path[0] ?? 'environment');
         // Never echo a credential back.
-        const shown = SECRET_SETTINGS.has(name) || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
+        const shown =
+          SECRET_SETTINGS.has(name) || present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
         return `${name}: ${i.message}${shown}`;
       });
   problems.push(...crossProblems(present));
@@ -310,7 +400,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   problems.push(...(trusted?.problems ?? []).map((problem) => `TRUSTED_DOCUMENTS_FILE ${problem}`));
   const cacheTtls = parseTtls(present.RESPONSE_CACHE_TTLS ?? '');
   problems.push(...cacheTtls.problems.map((problem) => `RESPONSE_CACHE_TTLS: ${problem}`));
-  if (!e || problems.length > 0) throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
+  if (!e || problems.length > 0)
+    throw new ConfigError(`invalid settings:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const auth = authSettings(e);
   return {
     port: e.PORT,
@@ -328,9 +419,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
-    queryLimits: { bytes: e.QUERY_MAX_BYTES, depth: e.QUERY_MAX_DEPTH, aliases: e.QUERY_MAX_ALIASES, directives: e.QUERY_MAX_DIRECTIVES, tokens: e.QUERY_MAX_TOKENS },
+    queryLimits: {
+      bytes: e.QUERY_MAX_BYTES,
+      depth: e.QUERY_MAX_DEPTH,
+      aliases: e.QUERY_MAX_ALIASES,
+      directives: e.QUERY_MAX_DIRECTIVES,
+      tokens: e.QUERY_MAX_TOKENS,
+    },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
-    ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } } : {}),
+    ...(e.REDIS_URL
+      ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } }
+      : {}),
     corsOrigins: e.CORS_ORIGINS,
     responseCache: { enabled: e.RESPONSE_CACHE === 'on', ttls: cacheTtls.ttls },
     logLevel: e.LOG_LEVEL,
@@ -353,7 +452,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     warnings: [
       ...tenants.warnings,
       ...(auth.mode === 'none' && !isLoopback(e.HOST)
-        ? [`GATEWAY_AUTH=none on HOST ${e.HOST} (GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes): anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id} unless a proxy in front authenticates them`]
+        ? [
+            `GATEWAY_AUTH=none on HOST ${e.HOST} (GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes): anyone who reaches this address acts for licensee ${tenants.licensees[0]?.id} unless a proxy in front authenticates them`,
+          ]
         : []),
     ],
   };
@@ -362,7 +463,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 type Env = z.output<typeof envSchema>;
 
 /** The licensees of LICENSEES_FILE, or the one of the UPSTREAM_* settings (the emulator's 1001 without them). */
-function licenseesOf(present: Record<string, string | undefined>, e: Env | undefined): { licensees: Licensee[]; problems: string[]; warnings: string[] } {
+function licenseesOf(
+  present: Record<string, string | undefined>,
+  e: Env | undefined,
+): { licensees: Licensee[]; problems: string[]; warnings: string[] } {
   const defaults = { timeZone: e?.UPSTREAM_TIMEZONE ?? 'UTC', rateLimit: e?.UPSTREAM_RATE_LIMIT ?? 240 };
   const path = present.LICENSEES_FILE;
   if (!path) {
@@ -378,7 +482,9 @@ function licenseesOf(present: Record<string, string | undefined>, e: Env | undef
       problems.push(`GATEWAY_AUTH: none cannot tell ${reading.licensees.length} licensees apart; use api-key or jwt`);
     }
     if (mode === 'api-key' && reading.licensees.every((licensee) => licensee.clients.length === 0)) {
-      problems.push('LICENSEES_FILE: GATEWAY_AUTH=api-key needs at least one client (name, apiKeySha256, scopes) in some licensee');
+      problems.push(
+        'LICENSEES_FILE: GATEWAY_AUTH=api-key needs at least one client (name, apiKeySha256, scopes) in some licensee',
+      );
     }
   }
   return { ...reading, problems };

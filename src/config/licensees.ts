@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SCOPES, type Scope } from '../auth/principal.ts';
-import { isTimeZone } from '../upstream/formats.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
+import { isTimeZone } from '../upstream/formats.ts';
 
 /**
  * LICENSEES_FILE: the licensees the gateway serves and the clients allowed to use each. Read once
@@ -42,7 +42,9 @@ export interface LicenseesReading {
 
 const clientSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_" or "-"'),
-  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/, "must be the lowercase hex SHA-256 of the client's key (64 characters 0-9 a-f)"),
+  apiKeySha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "must be the lowercase hex SHA-256 of the client's key (64 characters 0-9 a-f)"),
   scopes: z
     .array(z.enum(SCOPES, 'must be "read" or "write"'))
     .min(1, 'must list "read", "write" or both')
@@ -52,7 +54,10 @@ const clientSchema = z.strictObject({
 const licenseeSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_" or "-"'),
   systemIdentifier: z.string().regex(/^\d{1,18}$/, 'must be the licensee number as a string of digits, like "1001"'),
-  keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable').optional(),
+  keyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable')
+    .optional(),
   key: z.string().min(1, 'must not be empty').optional(),
   timezone: z.string().refine(isTimeZone, 'must be an IANA time zone like America/New_York').optional(),
   rateLimit: z.number('must be a number').int('must be a whole number').min(1, 'must be at least 1').optional(),
@@ -77,9 +82,12 @@ function crossEntryProblems(json: unknown, env: Record<string, string | undefine
   licensees.forEach((entry, index) => {
     const { key, keyEnv } = entry as { key?: unknown; keyEnv?: unknown };
     const at = (field: string): Path => ['licensees', index, field];
-    if (key !== undefined && keyEnv !== undefined) problems.push({ path: at('key'), message: 'give either keyEnv or key, not both' });
-    else if (key === undefined && keyEnv === undefined) problems.push({ path: at('keyEnv'), message: 'is required (the environment variable holding the upstream key)' });
-    else if (typeof keyEnv === 'string' && !env[keyEnv]) problems.push({ path: at('keyEnv'), message: `names ${keyEnv}, which is not set` });
+    if (key !== undefined && keyEnv !== undefined)
+      problems.push({ path: at('key'), message: 'give either keyEnv or key, not both' });
+    else if (key === undefined && keyEnv === undefined)
+      problems.push({ path: at('keyEnv'), message: 'is required (the environment variable holding the upstream key)' });
+    else if (typeof keyEnv === 'string' && !env[keyEnv])
+      problems.push({ path: at('keyEnv'), message: `names ${keyEnv}, which is not set` });
   });
   const repeated = (what: string, values: { value: unknown; path: Path }[]) => {
     const seen = new Set<unknown>();
@@ -89,23 +97,44 @@ function crossEntryProblems(json: unknown, env: Record<string, string | undefine
       seen.add(value);
     }
   };
-  const field = (name: string) => licensees.map((entry, index) => ({ value: (entry as Record<string, unknown>)[name], path: ['licensees', index, name] }));
+  const field = (name: string) =>
+    licensees.map((entry, index) => ({
+      value: (entry as Record<string, unknown>)[name],
+      path: ['licensees', index, name],
+    }));
   repeated('the id', field('id'));
   repeated('the systemIdentifier', field('systemIdentifier'));
-  const clients = licensees.flatMap((entry, li) => entries((entry as { clients?: unknown }).clients).map((client, ci) => ({ client: client as Record<string, unknown>, path: ['licensees', li, 'clients', ci] })));
-  repeated('the client name', clients.map(({ client, path }) => ({ value: client.name, path: [...path, 'name'] })));
+  const clients = licensees.flatMap((entry, li) =>
+    entries((entry as { clients?: unknown }).clients).map((client, ci) => ({
+      client: client as Record<string, unknown>,
+      path: ['licensees', li, 'clients', ci],
+    })),
+  );
+  repeated(
+    'the client name',
+    clients.map(({ client, path }) => ({ value: client.name, path: [...path, 'name'] })),
+  );
   // Two clients with one key could not be told apart: the first would win silently.
-  repeated('the apiKeySha256', clients.map(({ client, path }) => ({ value: client.apiKeySha256, path: [...path, 'apiKeySha256'] })));
+  repeated(
+    'the apiKeySha256',
+    clients.map(({ client, path }) => ({ value: client.apiKeySha256, path: [...path, 'apiKeySha256'] })),
+  );
   return problems;
 }
 
 /** The objects of what should be an array of objects; anything else is the schema's to report. */
 function entries(value: unknown): object[] {
-  return Array.isArray(value) ? value.filter((entry): entry is object => entry !== null && typeof entry === 'object') : [];
+  return Array.isArray(value)
+    ? value.filter((entry): entry is object => entry !== null && typeof entry === 'object')
+    : [];
 }
 
 /** Reads and checks the file at `path`; `env` resolves each licensee's keyEnv. */
-export function readLicenseesFile(path: string, env: Record<string, string | undefined>, defaults: LicenseeDefaults): LicenseesReading {
+export function readLicenseesFile(
+  path: string,
+  env: Record<string, string | undefined>,
+  defaults: LicenseeDefaults,
+): LicenseesReading {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -123,18 +152,35 @@ export function readLicenseesFile(path: string, env: Record<string, string | und
 }
 
 /** Checks the file's content: every bad entry becomes one line of `problems`. */
-export function parseLicensees(json: unknown, env: Record<string, string | undefined>, defaults: LicenseeDefaults): LicenseesReading {
+export function parseLicensees(
+  json: unknown,
+  env: Record<string, string | undefined>,
+  defaults: LicenseeDefaults,
+): LicenseesReading {
   const parsed = fileSchema.safeParse(json);
   const problems = [...(parsed.success ? [] : parsed.error.issues), ...crossEntryProblems(json, env)];
-  if (!parsed.success || problems.length > 0) return { licensees: [], problems: problems.map((problem) => `${describePath(problem.path, json)}: ${problem.message}`), warnings: [] };
+  if (!parsed.success || problems.length > 0)
+    return {
+      licensees: [],
+      problems: problems.map((problem) => `${describePath(problem.path, json)}: ${problem.message}`),
+      warnings: [],
+    };
   const warnings: string[] = [];
   const licensees = parsed.data.licensees.map((entry): Licensee => {
-    if (entry.key !== undefined) warnings.push(`licensee "${entry.id}" has its upstream key written in LICENSEES_FILE ("key"): fine for local use, otherwise use keyEnv`);
+    if (entry.key !== undefined)
+      warnings.push(
+        `licensee "${entry.id}" has its upstream key written in LICENSEES_FILE ("key"): fine for local use, otherwise use keyEnv`,
+      );
     const rateLimit = entry.rateLimit ?? defaults.rateLimit;
     return {
       id: entry.id,
       // The budget layer reads the limit from the call's licensee: each has a budget of its own size.
-      account: { systemIdentifier: entry.systemIdentifier, key: entry.key ?? env[entry.keyEnv!]!, timeZone: entry.timezone ?? defaults.timeZone, rateLimit },
+      account: {
+        systemIdentifier: entry.systemIdentifier,
+        key: entry.key ?? env[entry.keyEnv!]!,
+        timeZone: entry.timezone ?? defaults.timeZone,
+        rateLimit,
+      },
       rateLimit,
       clients: entry.clients,
     };

@@ -35,7 +35,13 @@ export function readTrustedDocuments(path: string): TrustedDocumentsReading {
 /** Checks a manifest's content; a key is named by its first 12 characters. */
 export function parseTrustedDocuments(json: unknown): TrustedDocumentsReading {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    return { documents: new Map(), problems: ['must be a JSON object of "sha256:<hash>": "<document>" (the persisted-documents.json of codegen\'s client-preset)'] };
+    return {
+      documents: new Map(),
+      problems: [
+        'must be a JSON object of "sha256:<hash>": "<document>" (the persisted-documents.json of ' +
+          "codegen's client-preset)",
+      ],
+    };
   }
   const documents = new Map<string, string>();
   const problems: string[] = [];
@@ -44,7 +50,10 @@ export function parseTrustedDocuments(json: unknown): TrustedDocumentsReading {
     const hash = HASH_KEY.exec(key)?.[1];
     if (!hash) problems.push(`${shown}: the key must be "sha256:" and 64 lowercase hex digits`);
     else if (typeof document !== 'string') problems.push(`${shown}: the document must be a string of GraphQL`);
-    else if (sha256(document) !== hash) problems.push(`${shown}: is not the SHA-256 of its document (the manifest was edited, or made with another hashAlgorithm than sha256)`);
+    else if (sha256(document) !== hash)
+      problems.push(
+        `${shown}: is not the SHA-256 of its document (the manifest was edited, or made with another hashAlgorithm than sha256)`,
+      );
     else if (!isDocument(document)) problems.push(`${shown}: the document is not valid GraphQL`);
     else documents.set(hash, document);
   }

@@ -39,8 +39,19 @@ interface CursorJson {
   x?: readonly number[];
 }
 
-export function encodeCursor(list: CursorList, offset: number, order?: readonly number[] | null, next?: readonly number[] | null): string {
-  const json: CursorJson = { o: offset, k: list.key, l: list.licensee, ...(order ? { n: order } : {}), ...(order && next ? { x: next } : {}) };
+export function encodeCursor(
+  list: CursorList,
+  offset: number,
+  order?: readonly number[] | null,
+  next?: readonly number[] | null,
+): string {
+  const json: CursorJson = {
+    o: offset,
+    k: list.key,
+    l: list.licensee,
+    ...(order ? { n: order } : {}),
+    ...(order && next ? { x: next } : {}),
+  };
   return Buffer.from(JSON.stringify(json)).toString('base64url');
 }
 

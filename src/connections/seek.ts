@@ -1,5 +1,5 @@
 import type { Cursor } from './cursor.ts';
-import { UPSTREAM_PAGE, type PagedSource } from './paged-source.ts';
+import { type PagedSource, UPSTREAM_PAGE } from './paged-source.ts';
 
 /** Lexicographic order of sort keys (reservation number, then question). */
 export function compareOrder(a: readonly number[], b: readonly number[]): number {
@@ -17,7 +17,12 @@ type OrderOf<T> = (record: T) => readonly number[] | null;
  * that followed is checked on the next page, which the window reads anyway; any other is placed by
  * `seekPosition`, which starts on the cursor's own page.
  */
-export async function resumePosition<T>(source: PagedSource<T>, orderOf: OrderOf<T>, cursor: Cursor & { order: readonly number[] }, side: 'after' | 'before'): Promise<number> {
+export async function resumePosition<T>(
+  source: PagedSource<T>,
+  orderOf: OrderOf<T>,
+  cursor: Cursor & { order: readonly number[] },
+  side: 'after' | 'before',
+): Promise<number> {
   if (side === 'after' && (await successorStayed(source, orderOf, cursor))) return cursor.offset + 1;
   return seekPosition(source, orderOf, cursor, side === 'before');
 }
@@ -31,7 +36,11 @@ export async function resumePosition<T>(source: PagedSource<T>, orderOf: OrderOf
  * there alone moves the next record, and the seek finds it.) Inside a page the cursor's own page is
  * the window's first, so a seek there is free and exact: this is only for a page's last record.
  */
-async function successorStayed<T>(source: PagedSource<T>, orderOf: OrderOf<T>, { offset, order, next }: Cursor & { order: readonly number[] }): Promise<boolean> {
+async function successorStayed<T>(
+  source: PagedSource<T>,
+  orderOf: OrderOf<T>,
+  { offset, order, next }: Cursor & { order: readonly number[] },
+): Promise<boolean> {
   const following = offset + 1;
   if (!next || following % UPSTREAM_PAGE !== 0 || compareOrder(next, order) <= 0) return false;
   const record = (await source.page(following / UPSTREAM_PAGE + 1)).at(0);
@@ -59,7 +68,8 @@ export async function seekPosition<T>(
   { offset, order }: { offset: number; order: readonly number[] },
   inclusive: boolean,
 ): Promise<number> {
-  const follows = (key: readonly number[]) => (inclusive ? compareOrder(key, order) >= 0 : compareOrder(key, order) > 0);
+  const follows = (key: readonly number[]) =>
+    inclusive ? compareOrder(key, order) >= 0 : compareOrder(key, order) > 0;
   let pageNumber = Math.floor(offset / UPSTREAM_PAGE) + 1;
   let direction: -1 | 0 | 1 = 0;
   for (let read = 1; ; read++) {

@@ -1,5 +1,5 @@
-import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
-import { pageOf, type PositionedRecord } from './stretch.ts';
+import { type Page, type PagedSource, UPSTREAM_PAGE } from './paged-source.ts';
+import { type PositionedRecord, pageOf } from './stretch.ts';
 
 /**
  * The edges of a forward window (`first`, `after`) handed over page by page, for `edges @stream`

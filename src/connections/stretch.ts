@@ -1,4 +1,4 @@
-import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
+import { type Page, type PagedSource, UPSTREAM_PAGE } from './paged-source.ts';
 
 /**
  * A stretch of positions of a paged list, read for a connection window (paging.ts): the pages that

@@ -1,9 +1,9 @@
 import { BadInputError } from '../upstream/errors.ts';
-import { decodeCursor, encodeCursor, type Cursor } from './cursor.ts';
-import { UPSTREAM_PAGE, type Page, type PagedSource } from './paged-source.ts';
+import { type Cursor, decodeCursor, encodeCursor } from './cursor.ts';
+import { type Page, type PagedSource, UPSTREAM_PAGE } from './paged-source.ts';
 import { resumePosition } from './seek.ts';
-import { pageOf, readStretch, type PositionedRecord } from './stretch.ts';
 import { streamWindow } from './streamed-window.ts';
+import { type PositionedRecord, pageOf, readStretch } from './stretch.ts';
 
 // The cost estimate's rules (schema/cost.ts) read the page size and the most pages a seek reads from here.
 export { UPSTREAM_PAGE } from './paged-source.ts';
@@ -78,7 +78,10 @@ function afterSiblingFields(): Promise<void> {
 function checkSize(value: number | null | undefined, arg: string, max = MAX_WINDOW): void {
   if (value === null || value === undefined) return;
   if (!Number.isInteger(value) || value < 0 || value > max) {
-    const streamedToo = max === MAX_WINDOW && arg === 'first' ? ` (up to ${MAX_STREAMED_WINDOW} when its edges are selected with @stream)` : '';
+    const streamedToo =
+      max === MAX_WINDOW && arg === 'first'
+        ? ` (up to ${MAX_STREAMED_WINDOW} when its edges are selected with @stream)`
+        : '';
     throw new BadInputError(`${arg} must be between 0 and ${max}${streamedToo}, got ${value}`, arg);
   }
 }
@@ -98,8 +101,16 @@ export async function totalOf<T>(source: PagedSource<T>): Promise<number> {
  * without asking. A window ending on a page boundary answers `hasNextPage` from the page after it.
  */
 export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs): Connection<T>;
-export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, options: WindowOptions): StreamableConnection<T>;
-export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, options: WindowOptions = {}): StreamableConnection<T> {
+export function resolveWindow<T>(
+  source: PagedSource<T>,
+  args: WindowArgs,
+  options: WindowOptions,
+): StreamableConnection<T>;
+export function resolveWindow<T>(
+  source: PagedSource<T>,
+  args: WindowArgs,
+  options: WindowOptions = {},
+): StreamableConnection<T> {
   // Only a forward window streams: `last` and `before` place the window from its end.
   const streamed = options.streamed === true && args.last == null && args.before == null && args.first != null;
   checkSize(args.first, 'first', streamed ? MAX_STREAMED_WINDOW : MAX_WINDOW);
@@ -132,7 +143,10 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, optio
   }
 
   async function fetchWindow() {
-    const [lo, hi] = await Promise.all([after ? positionOf(after, 'after') : 0, before ? positionOf(before, 'before') : undefined]);
+    const [lo, hi] = await Promise.all([
+      after ? positionOf(after, 'after') : 0,
+      before ? positionOf(before, 'before') : undefined,
+    ]);
     let start = lo;
     let end = hi ?? Infinity;
     if (first !== undefined) end = Math.min(end, start + first);
@@ -148,9 +162,12 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, optio
     const following = pageOf(end);
     let mayReadAhead = false;
     let readingAhead: Promise<Page<T>> | undefined;
-    if (before !== undefined) hasNextPage = true; // the record of `before` follows
-    else if (last !== undefined && first === undefined) hasNextPage = false; // the window ends at the end
-    else if (stretch.positions < end - start) hasNextPage = false; // a short page ended the list
+    if (before !== undefined)
+      hasNextPage = true; // the record of `before` follows
+    else if (last !== undefined && first === undefined)
+      hasNextPage = false; // the window ends at the end
+    else if (stretch.positions < end - start)
+      hasNextPage = false; // a short page ended the list
     else if (stretch.pages.has(following)) hasNextPage = stretch.pages.get(following)!.length > end % UPSTREAM_PAGE;
     else {
       // The window ends where a page does (or is empty): the page after it answers for the one call
@@ -160,7 +177,10 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, optio
       hasNextPage = lazy(async () => (await (readingAhead ??= source.page(following))).length > end % UPSTREAM_PAGE);
     }
 
-    const edges: { cursor: CursorValue; node: T }[] = stretch.records.map((record) => ({ cursor: cursorOf(source, stretch.pages, record), node: record.node }));
+    const edges: { cursor: CursorValue; node: T }[] = stretch.records.map((record) => ({
+      cursor: cursorOf(source, stretch.pages, record),
+      node: record.node,
+    }));
     const lastRecord = stretch.records.at(-1);
     if (mayReadAhead && lastRecord && lastRecord.position === end - 1) {
       // The record after it is on the page after the window: known only if `hasNextPage` reads it.
@@ -181,7 +201,10 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, optio
 
   return {
     edges: streamed
-      ? streamWindow(source, after ? positionOf(after, 'after') : 0, first!, (pages, record) => ({ cursor: cursorOf(source, pages, record), node: record.node }))
+      ? streamWindow(source, after ? positionOf(after, 'after') : 0, first!, (pages, record) => ({
+          cursor: cursorOf(source, pages, record),
+          node: record.node,
+        }))
       : lazy(async () => (await window).edges),
     pageInfo: lazy(async () => (await window).pageInfo),
     totalCount: total,
@@ -193,7 +216,11 @@ export function resolveWindow<T>(source: PagedSource<T>, args: WindowArgs, optio
  * the page holding that one was read: resuming there then checks its place on the page the next
  * window reads anyway (seek.ts).
  */
-function cursorOf<T>(source: PagedSource<T>, pages: ReadonlyMap<number, Page<T>>, { position, node }: PositionedRecord<T>): string {
+function cursorOf<T>(
+  source: PagedSource<T>,
+  pages: ReadonlyMap<number, Page<T>>,
+  { position, node }: PositionedRecord<T>,
+): string {
   const order = source.orderOf?.(node);
   const following = position + 1;
   const record = order && following % UPSTREAM_PAGE === 0 ? pages.get(pageOf(following))?.at(0) : null;

@@ -7,7 +7,10 @@ import { variationsSchema } from './variations.ts';
 
 /** The emulator's own control surface under /_emulator/ (docs/upstream.md); not part of the service. */
 
-const clockSchema = z.union([z.strictObject({ advanceMs: z.number().int() }), z.strictObject({ now: z.iso.datetime({ offset: true }) })]);
+const clockSchema = z.union([
+  z.strictObject({ advanceMs: z.number().int() }),
+  z.strictObject({ now: z.iso.datetime({ offset: true }) }),
+]);
 
 const isoDay = z.string().refine((s) => parseIsoDay(s) !== null, 'must be a date like 2027-03-13');
 const bookingSchema = z.strictObject({
@@ -48,7 +51,8 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
         const target = 'advanceMs' in c ? state.clock.now() + c.advanceMs : Date.parse(c.now);
         // Checked before anything moves: a refused change must leave the clock where it was.
         const year = new Date(target).getUTCFullYear();
-        if (!(year >= MIN_YEAR && year <= MAX_YEAR)) return fail(400, `the clock must stay in the years ${MIN_YEAR} to ${MAX_YEAR}`);
+        if (!(year >= MIN_YEAR && year <= MAX_YEAR))
+          return fail(400, `the clock must stay in the years ${MIN_YEAR} to ${MAX_YEAR}`);
         state.moveClock(target);
         state.markDirty();
         state.store.sweepAttendees(state.clock.now());
@@ -69,7 +73,10 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
         state.markDirty();
         return book(state, bookingSchema.parse(body));
       default:
-        return { status: 404, body: { error: { code: 'NOT_FOUND', message: `no control ${method} /_emulator/${action}` } } };
+        return {
+          status: 404,
+          body: { error: { code: 'NOT_FOUND', message: `no control ${method} /_emulator/${action}` } },
+        };
     }
   } catch (error) {
     const message = error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message;
@@ -78,7 +85,10 @@ export function handleControl(state: EmulatorState, method: string, url: URL, te
 }
 
 const ok = (body: unknown): ControlResult => ({ status: 200, body });
-const fail = (status: number, message: string): ControlResult => ({ status, body: { error: { code: status === 404 ? 'NOT_FOUND' : 'INVALID_PARAMETER', message } } });
+const fail = (status: number, message: string): ControlResult => ({
+  status,
+  body: { error: { code: status === 404 ? 'NOT_FOUND' : 'INVALID_PARAMETER', message } },
+});
 
 /** An attendee books through a link: creates or changes a reservation, its answers and so the pickup. */
 function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlResult {
@@ -87,16 +97,21 @@ function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlRe
   if (!event) return fail(404, `event ${b.eventId} not found`);
   const now = clock.now();
   const existing = b.reservationNumber !== undefined ? store.reservationsByNumber.get(b.reservationNumber) : undefined;
-  if (b.reservationNumber !== undefined && (!existing || existing.eventId !== b.eventId)) return fail(404, `reservation ${b.reservationNumber} not found`);
+  if (b.reservationNumber !== undefined && (!existing || existing.eventId !== b.eventId))
+    return fail(404, `reservation ${b.reservationNumber} not found`);
   const hotels = store.hotelsByEvent.get(event.eventId) ?? [];
   const hotel = hotels.find((h) => h.hotelId === (b.hotelId ?? existing?.hotelId ?? hotels[0]?.hotelId));
   if (!hotel) return fail(404, `hotel ${b.hotelId} not found`);
-  const roomType = hotel.roomTypes.find((t) => t.roomTypeId === (b.roomTypeId ?? existing?.rooms[0]?.roomTypeId)) ?? hotel.roomTypes[0]!;
+  const roomType =
+    hotel.roomTypes.find((t) => t.roomTypeId === (b.roomTypeId ?? existing?.rooms[0]?.roomTypeId)) ??
+    hotel.roomTypes[0]!;
   const eventDay = dayOf(event.startMs);
   const arrivalDay = b.arrivalDate ? parseIsoDay(b.arrivalDate)! : (existing?.arrivalDay ?? eventDay - 1);
   const departureDay = b.departureDate ? parseIsoDay(b.departureDate)! : (existing?.departureDay ?? eventDay + 1);
   if (departureDay <= arrivalDay) return fail(400, 'departureDate must be after arrivalDate');
-  const code = b.groupCode ? store.groupCodesByEvent.get(event.eventId)?.find((g) => g.groupCode === b.groupCode) : undefined;
+  const code = b.groupCode
+    ? store.groupCodesByEvent.get(event.eventId)?.find((g) => g.groupCode === b.groupCode)
+    : undefined;
   if (b.groupCode && !code) return fail(404, `group code ${b.groupCode} not found`);
   const status = b.status ?? existing?.status ?? 'new';
   const contact = { ...(existing?.contact ?? emptyContact()), ...(b.contact ?? {}) };
@@ -109,7 +124,11 @@ function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlRe
     departureDay,
     occupancy: 1,
     guests: [{ firstName: contact.firstName, lastName: contact.lastName }],
-    nightlyRates: Array.from({ length: departureDay - arrivalDay }, (_, i) => ({ day: arrivalDay + i, amount: roomType.baseRate, currency: roomType.currency })),
+    nightlyRates: Array.from({ length: departureDay - arrivalDay }, (_, i) => ({
+      day: arrivalDay + i,
+      amount: roomType.baseRate,
+      currency: roomType.currency,
+    })),
   };
   const reservation: ReservationRecord = existing ?? {
     reservationNumber: store.nextReservationNumber(),
@@ -137,18 +156,46 @@ function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlRe
     departureDay,
     modifiedMs: now,
     contact,
-    rooms: existing && b.roomTypeId === undefined && b.arrivalDate === undefined && b.departureDate === undefined && b.status === undefined ? existing.rooms : [room],
+    rooms:
+      existing &&
+      b.roomTypeId === undefined &&
+      b.arrivalDate === undefined &&
+      b.departureDate === undefined &&
+      b.status === undefined
+        ? existing.rooms
+        : [room],
     ...(b.groupCode !== undefined ? { groupCode: code?.groupCode ?? null, subBlockId: code?.subBlockId ?? null } : {}),
-    ...(b.attendeeId !== undefined ? { attendeeId: b.attendeeId, registrationEventId: b.registrationEventId ?? null } : {}),
+    ...(b.attendeeId !== undefined
+      ? { attendeeId: b.attendeeId, registrationEventId: b.registrationEventId ?? null }
+      : {}),
   });
   if (!existing) store.addReservation(reservation);
   else store.linkAttendee(reservation);
   for (const a of b.answers ?? []) {
-    store.putAnswer({ eventId: event.eventId, reservationNumber: reservation.reservationNumber, questionId: a.questionId, answer: a.answer, answeredMs: now });
+    store.putAnswer({
+      eventId: event.eventId,
+      reservationNumber: reservation.reservationNumber,
+      questionId: a.questionId,
+      answer: a.answer,
+      answeredMs: now,
+    });
   }
   return ok({ reservationNumber: reservation.reservationNumber, created: !existing });
 }
 
 function emptyContact() {
-  return { firstName: 'Guest', lastName: 'Booker', email: 'guest@example.com', phone: '', address: '', address2: '', city: '', state: '', zip: '', country: 'US', companyName: '', preferredGuestNumber: '' };
+  return {
+    firstName: 'Guest',
+    lastName: 'Booker',
+    email: 'guest@example.com',
+    phone: '',
+    address: '',
+    address2: '',
+    city: '',
+    state: '',
+    zip: '',
+    country: 'US',
+    companyName: '',
+    preferredGuestNumber: '',
+  };
 }

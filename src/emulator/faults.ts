@@ -49,7 +49,12 @@ export class Faults {
     const x = this.random();
     let edge = 0;
     let kind: FaultKind | null = null;
-    for (const [k, rate] of [['reset', rule.resetRate], ['status', rule.errorRate], ['malformed', rule.malformedRate], ['429', rule.rateLimitRate]] as const) {
+    for (const [k, rate] of [
+      ['reset', rule.resetRate],
+      ['status', rule.errorRate],
+      ['malformed', rule.malformedRate],
+      ['429', rule.rateLimitRate],
+    ] as const) {
       edge += rate;
       if (x < edge) {
         kind = k;

@@ -1,6 +1,6 @@
 import { formatDay, formatIsoWithOffset, formatTimestamp } from './dates.ts';
-import type { Store } from './store.ts';
 import type { AnswerRecord, EventRecord, HotelRecord, QuestionRecord, ReservationRecord } from './model.ts';
+import type { Store } from './store.ts';
 
 /** The response shapes of the service (docs/upstream.md). */
 
@@ -83,7 +83,9 @@ export function formatReservation(r: ReservationRecord, flags: DetailFlags, stor
     out.hotel = hotel ? formatHotel(hotel, flags.partnerview ?? false) : null;
   }
   if (flags.detailedSubBlockInfo) {
-    const code = r.groupCode ? store.groupCodesByEvent.get(r.eventId)?.find((g) => g.groupCode === r.groupCode) : undefined;
+    const code = r.groupCode
+      ? store.groupCodesByEvent.get(r.eventId)?.find((g) => g.groupCode === r.groupCode)
+      : undefined;
     out.subBlock = code ? { subBlockId: code.subBlockId, groupCode: code.groupCode, name: code.name } : null;
   }
   if (flags.customField) out.customFields = customFieldsOf(store, r);
@@ -105,9 +107,10 @@ function customFieldsOf(store: Store, r: ReservationRecord) {
   for (const field of store.customFields.values()) {
     if (field.eventId !== null && field.eventId !== r.eventId) continue;
     const own = store.customFieldValues.get(`${field.customFieldId}|r|${r.reservationNumber}`);
-    const viaAttendee = r.attendeeId && r.registrationEventId
-      ? store.customFieldValues.get(`${field.customFieldId}|a|${r.attendeeId}|${r.registrationEventId}`)
-      : undefined;
+    const viaAttendee =
+      r.attendeeId && r.registrationEventId
+        ? store.customFieldValues.get(`${field.customFieldId}|a|${r.attendeeId}|${r.registrationEventId}`)
+        : undefined;
     const value = own ?? viaAttendee;
     if (value === undefined || seen.has(field.customFieldId)) continue;
     seen.add(field.customFieldId);
@@ -118,14 +121,18 @@ function customFieldsOf(store: Store, r: ReservationRecord) {
 
 /** A question as JSON text, its options in the order they were given. */
 export function questionJson(q: QuestionRecord): string {
-  const options = q.options === null ? 'null' : `{${q.options.map(([value, label]) => `${JSON.stringify(value)}:${JSON.stringify(label)}`).join(',')}}`;
+  const options =
+    q.options === null
+      ? 'null'
+      : `{${q.options.map(([value, label]) => `${JSON.stringify(value)}:${JSON.stringify(label)}`).join(',')}}`;
   return `{"eventId":${q.eventId},"questionId":${q.questionId},"question":${JSON.stringify(q.question)},"type":${q.type},"options":${options},"enabled":${q.enabled}}`;
 }
 
 export function formatAnswer(a: AnswerRecord, store: Store, licensee: string, zone: string) {
   const r = store.reservationsByNumber.get(a.reservationNumber);
   const question =
-    store.questions.get(`${licensee}|${a.eventId}|${a.questionId}`) ?? store.questions.get(`${licensee}|0|${a.questionId}`);
+    store.questions.get(`${licensee}|${a.eventId}|${a.questionId}`) ??
+    store.questions.get(`${licensee}|0|${a.questionId}`);
   return {
     reservationNumber: a.reservationNumber,
     attendeeId: r?.attendeeId ?? null,

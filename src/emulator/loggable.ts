@@ -23,7 +23,8 @@ export function clip(text: string): string {
 
 function bound(value: unknown, depth: number, budget: { values: number }): unknown {
   budget.values--;
-  if (value instanceof JsonText) return value.text.length <= MAX_JSON_TEXT ? bound(JSON.parse(value.text), depth, budget) : clip(value.text);
+  if (value instanceof JsonText)
+    return value.text.length <= MAX_JSON_TEXT ? bound(JSON.parse(value.text), depth, budget) : clip(value.text);
   if (typeof value === 'string') return clip(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return CUT;

@@ -33,7 +33,9 @@ const emulator = await startEmulator({
   rateLimit: values['no-rate-limit'] ? false : int('rate-limit', values['rate-limit'], 1),
   rateWindowMs: int('rate-window-ms', values['rate-window-ms'], 1),
 });
-console.log(`reservation service emulator listening at ${emulator.url} (ready in ${Math.round(performance.now() - started)} ms)`);
+console.log(
+  `reservation service emulator listening at ${emulator.url} (ready in ${Math.round(performance.now() - started)} ms)`,
+);
 console.log(`  REST:     ${emulator.url}/api/v102/<endpoint>`);
 console.log(`  control:  ${emulator.url}/_emulator/requests`);
 for (const l of DEMO_LICENSEES) console.log(`  licensee ${l.systemIdentifier}: key ${l.key} (time zone ${l.timeZone})`);

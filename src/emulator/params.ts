@@ -1,4 +1,4 @@
-import { parseDay, parseIsoDay, parseTimestamp, type Day } from './dates.ts';
+import { type Day, parseDay, parseIsoDay, parseTimestamp } from './dates.ts';
 import { JsonText, objectMembers } from './json-members.ts';
 
 /** An error the emulated service answers with (docs/upstream.md, "Errors"). */
@@ -14,11 +14,21 @@ export class ServiceError extends Error {
   }
 }
 
-export const notFound = (what: string, field?: string) => new ServiceError(404, 'NOT_FOUND', `${what} not found`, field);
+export const notFound = (what: string, field?: string) =>
+  new ServiceError(404, 'NOT_FOUND', `${what} not found`, field);
 export const invalid = (field: string, message: string) => new ServiceError(400, 'INVALID_PARAMETER', message, field);
 
 /** `jsonObject` gives the members of a JSON object in the order written: `[key, value][]`. */
-export type ParamType = 'int' | 'bool' | 'string' | 'day' | 'isoDay' | 'timestamp' | 'json' | 'jsonObject' | readonly string[];
+export type ParamType =
+  | 'int'
+  | 'bool'
+  | 'string'
+  | 'day'
+  | 'isoDay'
+  | 'timestamp'
+  | 'json'
+  | 'jsonObject'
+  | readonly string[];
 
 export interface ParamSpec {
   type: ParamType;
@@ -77,7 +87,8 @@ function convert(name: string, value: unknown, spec: ParamSpec, zone: string): u
   if (type === 'jsonObject') {
     const text = jsonTextOf(value);
     const parsed = text === undefined ? undefined : parseJson(name, text);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid(name, `${name} must be a JSON object`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw invalid(name, `${name} must be a JSON object`);
     return objectMembers(text!).map(([key, valueText]) => [key, JSON.parse(valueText)]);
   }
   if (typeof value === 'object') throw invalid(name, `${name} must be a single value`);
@@ -98,7 +109,11 @@ function convert(name: string, value: unknown, spec: ParamSpec, zone: string): u
     case 'isoDay':
       return orInvalid(parseIsoDay(text), name, `${name} must be a date like 2027-03-13, in the years 1000 to 9999`);
     case 'timestamp':
-      return orInvalid(parseTimestamp(text, zone), name, `${name} must be a time like 05-Jan-2027 4:02 pm, in the years 1000 to 9999`);
+      return orInvalid(
+        parseTimestamp(text, zone),
+        name,
+        `${name} must be a time like 05-Jan-2027 4:02 pm, in the years 1000 to 9999`,
+      );
     case 'string': {
       const max = spec.max ?? MAX_DEFAULT;
       if (text.length > max) throw invalid(name, `${name} is longer than ${max} characters`);

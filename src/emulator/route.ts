@@ -1,6 +1,6 @@
 import type { EmulatorClock } from './clock.ts';
 import type { Licensee } from './model.ts';
-import type { Params, ParamSpecs } from './params.ts';
+import type { ParamSpecs, Params } from './params.ts';
 import type { Store } from './store.ts';
 
 export type Version = 'v1' | 'v101' | 'v102';

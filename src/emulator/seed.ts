@@ -1,7 +1,6 @@
-import { Faker, en } from '@faker-js/faker';
+import { en, Faker } from '@faker-js/faker';
 import { DAY, dayOf } from './dates.ts';
 import {
-  holdsRooms,
   type AnswerRecord,
   type AttendeeRecord,
   type Contact,
@@ -9,6 +8,7 @@ import {
   type EventRecord,
   type GroupCodeRecord,
   type HotelRecord,
+  holdsRooms,
   type Licensee,
   type QuestionRecord,
   type ReservationRecord,
@@ -44,11 +44,61 @@ export const DEMO_LICENSEES: Licensee[] = [
 
 // 5002 holds exactly 1000 reservations and 5003 exactly 1001: the two page-boundary cases.
 const PLANS: EventPlan[] = [
-  { eventId: 5001, licensee: '1001', zone: 'America/Chicago', startInDays: 56, days: 4, cutOffInDays: 28, hotels: 14, reservations: 25_600, firstReservationNumber: 700_001 },
-  { eventId: 5002, licensee: '1001', zone: 'America/Los_Angeles', startInDays: 30, days: 3, cutOffInDays: -5, hotels: 4, reservations: 1000, firstReservationNumber: 760_001 },
-  { eventId: 5003, licensee: '1001', zone: 'Europe/London', startInDays: -60, days: 2, cutOffInDays: -90, hotels: 3, reservations: 1001, firstReservationNumber: 770_001 },
-  { eventId: 6001, licensee: '2002', zone: 'America/New_York', startInDays: 90, days: 3, cutOffInDays: 60, hotels: 5, reservations: 400, firstReservationNumber: 900_001 },
-  { eventId: 6002, licensee: '2002', zone: 'America/New_York', startInDays: -200, days: 2, cutOffInDays: -230, hotels: 2, reservations: 120, firstReservationNumber: 910_001 },
+  {
+    eventId: 5001,
+    licensee: '1001',
+    zone: 'America/Chicago',
+    startInDays: 56,
+    days: 4,
+    cutOffInDays: 28,
+    hotels: 14,
+    reservations: 25_600,
+    firstReservationNumber: 700_001,
+  },
+  {
+    eventId: 5002,
+    licensee: '1001',
+    zone: 'America/Los_Angeles',
+    startInDays: 30,
+    days: 3,
+    cutOffInDays: -5,
+    hotels: 4,
+    reservations: 1000,
+    firstReservationNumber: 760_001,
+  },
+  {
+    eventId: 5003,
+    licensee: '1001',
+    zone: 'Europe/London',
+    startInDays: -60,
+    days: 2,
+    cutOffInDays: -90,
+    hotels: 3,
+    reservations: 1001,
+    firstReservationNumber: 770_001,
+  },
+  {
+    eventId: 6001,
+    licensee: '2002',
+    zone: 'America/New_York',
+    startInDays: 90,
+    days: 3,
+    cutOffInDays: 60,
+    hotels: 5,
+    reservations: 400,
+    firstReservationNumber: 900_001,
+  },
+  {
+    eventId: 6002,
+    licensee: '2002',
+    zone: 'America/New_York',
+    startInDays: -200,
+    days: 2,
+    cutOffInDays: -230,
+    hotels: 2,
+    reservations: 120,
+    firstReservationNumber: 910_001,
+  },
 ];
 
 const ROOM_TYPES = ['King', 'Double Queen', 'Suite', 'Accessible King', 'Studio'];
@@ -76,7 +126,11 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
   const lastNames = Array.from({ length: 600 }, () => f.person.lastName());
   const companies = Array.from({ length: 150 }, () => f.company.name());
   const streets = Array.from({ length: 300 }, () => f.location.streetAddress());
-  const cities = Array.from({ length: 80 }, () => ({ city: f.location.city(), state: f.location.state({ abbreviated: true }), zip: f.location.zipCode('#####') }));
+  const cities = Array.from({ length: 80 }, () => ({
+    city: f.location.city(),
+    state: f.location.state({ abbreviated: true }),
+    zip: f.location.zipCode('#####'),
+  }));
 
   let nextHotelId = 201;
   let nextRoomTypeId = 31;
@@ -85,8 +139,27 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
 
   for (const licensee of DEMO_LICENSEES) {
     questions.push(
-      { licensee: licensee.systemIdentifier, eventId: 0, questionId: 1, question: 'Need parking?', type: 2, options: [['1', 'Yes'], ['0', 'No']], enabled: true },
-      { licensee: licensee.systemIdentifier, eventId: 0, questionId: 2, question: 'Any accessibility needs we should know about?', type: 1, options: null, enabled: true },
+      {
+        licensee: licensee.systemIdentifier,
+        eventId: 0,
+        questionId: 1,
+        question: 'Need parking?',
+        type: 2,
+        options: [
+          ['1', 'Yes'],
+          ['0', 'No'],
+        ],
+        enabled: true,
+      },
+      {
+        licensee: licensee.systemIdentifier,
+        eventId: 0,
+        questionId: 2,
+        question: 'Any accessibility needs we should know about?',
+        type: 1,
+        options: null,
+        enabled: true,
+      },
     );
   }
 
@@ -164,9 +237,27 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
     const eventCodes = groupCodes.filter((g) => g.eventId === plan.eventId);
 
     const eventQuestions: Omit<QuestionRecord, 'licensee' | 'eventId' | 'enabled'>[] & { enabled?: boolean }[] = [
-      { questionId: 7, question: 'Will you join the welcome reception?', type: 2 as const, options: [['1', 'Yes'], ['0', 'No'], ['2', 'Maybe']] },
+      {
+        questionId: 7,
+        question: 'Will you join the welcome reception?',
+        type: 2 as const,
+        options: [
+          ['1', 'Yes'],
+          ['0', 'No'],
+          ['2', 'Maybe'],
+        ],
+      },
       { questionId: 8, question: 'Dietary requirements', type: 1 as const, options: null },
-      { questionId: 9, question: 'Shuttle from the airport?', type: 2 as const, options: [['1', 'Yes'], ['0', 'No']], enabled: false },
+      {
+        questionId: 9,
+        question: 'Shuttle from the airport?',
+        type: 2 as const,
+        options: [
+          ['1', 'Yes'],
+          ['0', 'No'],
+        ],
+        enabled: false,
+      },
     ];
     for (const q of eventQuestions) {
       questions.push({ licensee: plan.licensee, eventId: plan.eventId, enabled: true, ...q });
@@ -181,7 +272,8 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
     for (let r = 0; r < plan.reservations; r++) {
       const hotel = pick(eventHotels);
       const statusDraw = f.number.float({ min: 0, max: 1 });
-      const status: ReservationStatus = statusDraw < 0.7 ? 'accepted' : statusDraw < 0.85 ? 'new' : statusDraw < 0.95 ? 'cancelled' : 'declined';
+      const status: ReservationStatus =
+        statusDraw < 0.7 ? 'accepted' : statusDraw < 0.85 ? 'new' : statusDraw < 0.95 ? 'cancelled' : 'declined';
       const arrivalDay = firstNight + f.number.int({ min: 0, max: 2 });
       const departureDay = Math.min(lastNight, arrivalDay + f.number.int({ min: 1, max: 4 }));
       const firstName = pick(firstNames);
@@ -192,11 +284,14 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
       const code = codes.length > 0 && chance(0.3) ? pick(codes) : null;
       const linked = chance(0.6);
       const createdMs = windowStart + f.number.int({ min: 0, max: windowEnd - windowStart - DAY });
-      const modifiedMs = chance(0.5) ? createdMs : Math.min(windowEnd, createdMs + f.number.int({ min: 60_000, max: 40 * DAY }));
+      const modifiedMs = chance(0.5)
+        ? createdMs
+        : Math.min(windowEnd, createdMs + f.number.int({ min: 60_000, max: 40 * DAY }));
       const contact: Contact = {
         firstName,
         lastName,
-        email: `${firstName}.${lastName}${r % 97}@${company.split(/[^A-Za-z]/)[0]!.toLowerCase() || 'example'}.example.com`.toLowerCase(),
+        email:
+          `${firstName}.${lastName}${r % 97}@${company.split(/[^A-Za-z]/)[0]!.toLowerCase() || 'example'}.example.com`.toLowerCase(),
         phone: f.phone.number({ style: 'national' }),
         address: pick(streets),
         address2: chance(0.2) ? `Suite ${f.number.int({ min: 100, max: 999 })}` : '',
@@ -213,9 +308,15 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
         const roomType = pick(hotel.roomTypes);
         const occupancy = f.number.int({ min: 1, max: 3 });
         const guests = [{ firstName, lastName }];
-        for (let g = 1; g < occupancy; g++) guests.push({ firstName: pick(firstNames), lastName: chance(0.5) ? lastName : pick(lastNames) });
+        for (let g = 1; g < occupancy; g++)
+          guests.push({ firstName: pick(firstNames), lastName: chance(0.5) ? lastName : pick(lastNames) });
         const nightlyRates = [];
-        for (let d = arrivalDay; d < departureDay; d++) nightlyRates.push({ day: d, amount: roomType.baseRate + (d === eventStartDay ? 20 : 0), currency: roomType.currency });
+        for (let d = arrivalDay; d < departureDay; d++)
+          nightlyRates.push({
+            day: d,
+            amount: roomType.baseRate + (d === eventStartDay ? 20 : 0),
+            currency: roomType.currency,
+          });
         rooms.push({
           roomId: nextRoomId++,
           roomTypeId: roomType.roomTypeId,
@@ -234,7 +335,8 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
         eventId: plan.eventId,
         status,
         hotelId: hotel.hotelId,
-        confirmationNumber: status === 'accepted' ? `${hotel.name.slice(0, 2).toUpperCase()}-${f.string.numeric(5)}` : null,
+        confirmationNumber:
+          status === 'accepted' ? `${hotel.name.slice(0, 2).toUpperCase()}-${f.string.numeric(5)}` : null,
         groupCode: code?.groupCode ?? null,
         subBlockId: code?.subBlockId ?? null,
         attendeeId,
@@ -270,13 +372,20 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
             updatedMs: startMs - f.number.int({ min: 1, max: 21 }) * DAY,
           });
         }
-        for (const [questionId, p] of [[1, 0.2], [7, 0.15], [8, 0.05]] as const) {
+        for (const [questionId, p] of [
+          [1, 0.2],
+          [7, 0.15],
+          [8, 0.05],
+        ] as const) {
           if (!chance(p)) continue;
           answers.push({
             eventId: plan.eventId,
             reservationNumber,
             questionId,
-            answer: questionId === 8 ? pick(['Vegetarian', 'Vegan', 'Gluten free', 'None']) : pick(questionId === 7 ? ['1', '0', '2'] : ['1', '0']),
+            answer:
+              questionId === 8
+                ? pick(['Vegetarian', 'Vegan', 'Gluten free', 'None'])
+                : pick(questionId === 7 ? ['1', '0', '2'] : ['1', '0']),
             answeredMs: createdMs + 5 * 60_000,
           });
         }
@@ -303,7 +412,11 @@ export function generateDemoData(seed: number, startMs: number): DemoData {
   ];
   for (const reservation of reservations) {
     if (reservation.eventId === 5001 && reservation.reservationNumber % 10 === 3) {
-      customFieldValues.push({ customFieldId: 1, reservationNumber: reservation.reservationNumber, value: reservation.label1 === 'Speaker' ? 'Speaker' : 'Delegate' });
+      customFieldValues.push({
+        customFieldId: 1,
+        reservationNumber: reservation.reservationNumber,
+        value: reservation.label1 === 'Speaker' ? 'Speaker' : 'Delegate',
+      });
     }
   }
 

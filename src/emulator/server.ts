@@ -1,15 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_START } from './clock.ts';
 import { handleControl } from './control.ts';
+import { JsonText, objectMembers } from './json-members.ts';
+import { clip, loggableParams } from './loggable.ts';
 import { readParams, ServiceError } from './params.ts';
 import { RawJson, type Version } from './route.ts';
 import { ROUTES } from './routes.ts';
 import { EmulatorState, type LogEntry, type StateOptions } from './state.ts';
 import { shapeBody } from './variations.ts';
-import { JsonText, objectMembers } from './json-members.ts';
-import { clip, loggableParams } from './loggable.ts';
-import { DEFAULT_START } from './clock.ts';
 
 export interface EmulatorOptions {
   port?: number;
@@ -49,7 +49,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const server = createServer((req, res) => {
     handle(state, baseUrl, req, res).catch((error: unknown) => {
       // Never crash on a request: whatever escaped is the emulator's own fault, answered as 500.
-      if (!res.headersSent) send(res, 500, { error: { code: 'INTERNAL', message: String((error as Error).message ?? error) } });
+      if (!res.headersSent)
+        send(res, 500, { error: { code: 'INTERNAL', message: String((error as Error).message ?? error) } });
       else res.destroy();
     });
   });
@@ -126,8 +127,13 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
         entry.licensee = licensee.systemIdentifier;
         countOrRefuse(state, licensee.systemIdentifier);
       }
-      const p = readParams(raw, { key: { type: 'string', required: true }, systemIdentifier: { type: 'string', required: true } }, 'UTC');
-      if (!licensee || licensee.key !== p.key) throw new ServiceError(401, 'INVALID_CREDENTIALS', 'key and systemIdentifier do not match');
+      const p = readParams(
+        raw,
+        { key: { type: 'string', required: true }, systemIdentifier: { type: 'string', required: true } },
+        'UTC',
+      );
+      if (!licensee || licensee.key !== p.key)
+        throw new ServiceError(401, 'INVALID_CREDENTIALS', 'key and systemIdentifier do not match');
       return respond(state, res, entry, 200, { token: state.issueToken(licensee.systemIdentifier) });
     }
 
@@ -141,7 +147,13 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
     const params = readParams(raw, route!.params, licensee.timeZone);
     if (name.startsWith('post')) state.markDirty();
     const body = route!.handle({ store: state.store, licensee, params, clock: state.clock, baseUrl });
-    return respond(state, res, entry, 200, shapeBody(body, state.variations, route!.listName, route!.pageCount ?? false));
+    return respond(
+      state,
+      res,
+      entry,
+      200,
+      shapeBody(body, state.variations, route!.listName, route!.pageCount ?? false),
+    );
   } catch (error) {
     if (error instanceof RateLimited) return tooMany(state, res, entry, error.retryAfter);
     if (!(error instanceof ServiceError)) throw error;
@@ -151,7 +163,8 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
 
 /** The error with the value its field was given quoted in its message (a text value only; never the key or token). */
 function echoValue(error: ServiceError, raw: Record<string, unknown>): ServiceError {
-  const value = error.field === undefined || error.field === 'key' || error.field === 'token' ? undefined : raw[error.field];
+  const value =
+    error.field === undefined || error.field === 'key' || error.field === 'token' ? undefined : raw[error.field];
   if (typeof value !== 'string') return error;
   return new ServiceError(error.status, error.code, `${error.message}: ${JSON.stringify(clip(value))}`, error.field);
 }
@@ -198,7 +211,12 @@ function tooMany(state: EmulatorState, res: ServerResponse, entry: LogEntry, ret
   entry.status = 429;
   state.record(entry);
   const headers: Record<string, string> = state.variations.noRetryAfter ? {} : { 'retry-after': String(retryAfter) };
-  send(res, 429, { error: { code: 'RATE_LIMITED', message: 'more than the allowed requests in the last minute' } }, headers);
+  send(
+    res,
+    429,
+    { error: { code: 'RATE_LIMITED', message: 'more than the allowed requests in the last minute' } },
+    headers,
+  );
 }
 
 function sendError(state: EmulatorState, res: ServerResponse, entry: LogEntry, error: ServiceError): void {
@@ -230,7 +248,8 @@ function sendError(state: EmulatorState, res: ServerResponse, entry: LogEntry, e
 
 function rejectToken(state: EmulatorState, res: ServerResponse, entry: LogEntry): void {
   const variation = state.variations.tokenRejection;
-  if (!variation) return sendError(state, res, entry, new ServiceError(401, 'INVALID_TOKEN', 'token is invalid or expired', 'token'));
+  if (!variation)
+    return sendError(state, res, entry, new ServiceError(401, 'INVALID_TOKEN', 'token is invalid or expired', 'token'));
   entry.status = variation.status;
   state.record(entry);
   if (variation.form === 'empty') {
@@ -247,14 +266,26 @@ function rejectToken(state: EmulatorState, res: ServerResponse, entry: LogEntry)
   send(res, variation.status, body);
 }
 
-function injectFault(state: EmulatorState, kind: string, errorStatus: number, req: IncomingMessage, res: ServerResponse, entry: LogEntry): void {
+function injectFault(
+  state: EmulatorState,
+  kind: string,
+  errorStatus: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: LogEntry,
+): void {
   switch (kind) {
     case 'reset':
       state.record(entry);
       req.socket.resetAndDestroy();
       return;
     case 'status':
-      return sendError(state, res, entry, new ServiceError(errorStatus, errorStatus === 500 ? 'INTERNAL' : 'UNAVAILABLE', 'service unavailable'));
+      return sendError(
+        state,
+        res,
+        entry,
+        new ServiceError(errorStatus, errorStatus === 500 ? 'INTERNAL' : 'UNAVAILABLE', 'service unavailable'),
+      );
     case 'malformed':
       entry.status = 200;
       state.record(entry);
@@ -312,7 +343,8 @@ async function readRequestParams(req: IncomingMessage, url: URL): Promise<Record
     throw new ServiceError(400, 'INVALID_PARAMETER', 'request body must be a JSON object');
   }
   for (const [key, valueText] of objectMembers(text)) {
-    params[key] = valueText.startsWith('{') || valueText.startsWith('[') ? new JsonText(valueText) : JSON.parse(valueText);
+    params[key] =
+      valueText.startsWith('{') || valueText.startsWith('[') ? new JsonText(valueText) : JSON.parse(valueText);
   }
   return params;
 }

@@ -94,7 +94,8 @@ export class EmulatorState {
    */
   moveClock(toMs: number): void {
     const now = this.clock.now();
-    for (const [token, issued] of this.tokens) if (now - issued.issuedMs >= TOKEN_LIFETIME_MS) this.tokens.delete(token);
+    for (const [token, issued] of this.tokens)
+      if (now - issued.issuedMs >= TOKEN_LIFETIME_MS) this.tokens.delete(token);
     this.clock.set(toMs);
   }
 
@@ -152,7 +153,10 @@ export class EmulatorState {
   private trimLog(): void {
     let drop = 0;
     let freed = 0;
-    while (drop < this.entries.length && (this.entries.length - drop > LOG_CAP * 0.9 || this.logBytes - freed > LOG_MAX_BYTES * 0.9)) {
+    while (
+      drop < this.entries.length &&
+      (this.entries.length - drop > LOG_CAP * 0.9 || this.logBytes - freed > LOG_MAX_BYTES * 0.9)
+    ) {
       freed += this.sizeOf(this.entries[drop]!);
       drop++;
     }

@@ -1,7 +1,5 @@
 import { DAY } from './dates.ts';
-import type { RawJson } from './route.ts';
 import {
-  holdsRooms,
   type AnswerRecord,
   type AttendeeRecord,
   type CustomFieldRecord,
@@ -9,10 +7,12 @@ import {
   type EventRecord,
   type GroupCodeRecord,
   type HotelRecord,
+  holdsRooms,
   type Licensee,
   type QuestionRecord,
   type ReservationRecord,
 } from './model.ts';
+import type { RawJson } from './route.ts';
 
 const RETENTION_MS = 90 * DAY;
 
@@ -57,14 +57,17 @@ export class Store {
     for (const g of data.groupCodes) push(this.groupCodesByEvent, g.eventId, structuredClone(g));
     this.blocks = new Map(Object.entries(data.blocks));
     for (const r of data.reservations) this.addReservation(structuredClone(r));
-    for (const q of data.questions) this.questions.set(questionKey(q.licensee, q.eventId, q.questionId), structuredClone(q));
+    for (const q of data.questions)
+      this.questions.set(questionKey(q.licensee, q.eventId, q.questionId), structuredClone(q));
     for (const a of data.answers) this.putAnswer({ ...a });
     for (const c of data.customFields) {
       this.customFields.set(c.customFieldId, { ...c });
       this.nextCustomFieldId = Math.max(this.nextCustomFieldId, c.customFieldId + 1);
     }
-    for (const v of data.customFieldValues) this.customFieldValues.set(`${v.customFieldId}|r|${v.reservationNumber}`, v.value);
-    for (const a of data.attendees) this.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), structuredClone(a));
+    for (const v of data.customFieldValues)
+      this.customFieldValues.set(`${v.customFieldId}|r|${v.reservationNumber}`, v.value);
+    for (const a of data.attendees)
+      this.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), structuredClone(a));
   }
 
   eventOf(licensee: string, eventId: number): EventRecord | undefined {

@@ -20,7 +20,10 @@ export function useCsrfPrevention(): Plugin {
     onRequestParse(payload) {
       const { request } = payload;
       // Yoga's check asks `has`; a header sent empty says nothing, as in Apollo's rule.
-      const headers = { get: (name: string) => request.headers.get(name), has: (name: string) => Boolean(request.headers.get(name)?.trim()) };
+      const headers = {
+        get: (name: string) => request.headers.get(name),
+        has: (name: string) => Boolean(request.headers.get(name)?.trim()),
+      };
       try {
         return yogaCheck.onRequestParse?.({ ...payload, request: { headers } as Request });
       } catch {

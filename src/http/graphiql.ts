@@ -12,7 +12,10 @@ export const EXAMPLE_QUERY = readFileSync(new URL('./graphiql-example.graphql', 
  * With client authentication on, GraphiQL opens its headers pane with a placeholder credential to
  * replace. The pane is not persisted (GraphiQL's default), so a key is not left in localStorage.
  */
-function graphiqlCredentialHint(mode: Config['auth']['mode']): { headers?: string; defaultEditorToolsVisibility?: 'headers' } {
+function graphiqlCredentialHint(mode: Config['auth']['mode']): {
+  headers?: string;
+  defaultEditorToolsVisibility?: 'headers';
+} {
   if (mode === 'none') return {};
   const credential = mode === 'jwt' ? 'Bearer <your JWT>' : 'Bearer <your API key>';
   return { headers: JSON.stringify({ Authorization: credential }, null, 2), defaultEditorToolsVisibility: 'headers' };
@@ -32,7 +35,10 @@ interface Page {
 
 const compress = {
   // Quality 5: a ninth of the page's 9 MB in about half a second; 11 would take half a minute.
-  br: (html: Buffer) => promisify(brotliCompress)(html, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: html.length } }),
+  br: (html: Buffer) =>
+    promisify(brotliCompress)(html, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: html.length },
+    }),
   gzip: (html: Buffer) => promisify(gzip)(html, { level: 6 }),
 };
 
@@ -44,7 +50,9 @@ const compress = {
  * trick a user into running a document it prefilled (`?query=`).
  */
 function policyFor(html: string): string {
-  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash('sha256').update(match[1]!, 'utf8').digest('base64')}'`);
+  const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    (match) => `'sha256-${createHash('sha256').update(match[1]!, 'utf8').digest('base64')}'`,
+  );
   return [
     "default-src 'none'",
     `script-src ${scripts.join(' ')}`,
@@ -92,8 +100,12 @@ export function useGraphiql(options: { enabled: boolean; endpoint: string; mode:
       if (!options.enabled) {
         // A GET with a query is an operation (Yoga answers it, or refuses it as it would without a browser).
         if (url.searchParams.has('query')) return;
-        const message = 'GraphiQL is off on this gateway (GRAPHIQL=off). Send GraphQL requests as POST with Content-Type: application/json.\n';
-        return endResponse(new fetchAPI.Response(message, { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+        const message =
+          'GraphiQL is off on this gateway (GRAPHIQL=off). Send GraphQL requests as POST with ' +
+          'Content-Type: application/json.\n';
+        return endResponse(
+          new fetchAPI.Response(message, { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } }),
+        );
       }
       const { html, policy, encoded } = await (page ??= render());
       const encoding = preferredEncoding(request.headers.get('accept-encoding'));

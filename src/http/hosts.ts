@@ -36,7 +36,9 @@ export function useAllowedHosts(allowedHosts: readonly string[]): Plugin {
       const shown = JSON.stringify(host.length > 100 ? `${host.slice(0, 100)}…` : host);
       const message = `This gateway does not answer for the host name ${shown}: it serves only the names of its ALLOWED_HOSTS setting. Use one of those names in the URL.`;
       const body = JSON.stringify({ errors: [{ message, extensions: { code: 'MISDIRECTED_REQUEST' } }] });
-      endResponse(new fetchAPI.Response(body, { status: 421, headers: { 'content-type': 'application/json; charset=utf-8' } }));
+      endResponse(
+        new fetchAPI.Response(body, { status: 421, headers: { 'content-type': 'application/json; charset=utf-8' } }),
+      );
     },
   };
 }

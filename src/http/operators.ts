@@ -21,17 +21,29 @@ export function useOperatorsOnly(opsToken: string | undefined): Plugin {
     onRequest({ request, url, serverContext, endResponse, fetchAPI }) {
       if (!OPERATORS_PATHS.has(url.pathname)) return;
       const refuse = (status: number, message: string, headers: Record<string, string> = {}) =>
-        endResponse(new fetchAPI.Response(`${message}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers } }));
+        endResponse(
+          new fetchAPI.Response(`${message}\n`, {
+            status,
+            headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers },
+          }),
+        );
       if (expected) {
         const offered = offeredToken(request.headers.get('authorization'));
         if (offered !== undefined && timingSafeEqual(digest(offered), expected)) return;
-        return refuse(401, `${url.pathname} is for the gateway's operators: send the OPS_TOKEN setting's value as Authorization: Bearer <token>.`, {
-          // Basic first: browsers answer the first challenge they know (and know no Bearer).
-          'www-authenticate': `Basic ${REALM}, Bearer ${REALM}`,
-        });
+        return refuse(
+          401,
+          `${url.pathname} is for the gateway's operators: send the OPS_TOKEN setting's value as Authorization: Bearer <token>.`,
+          {
+            // Basic first: browsers answer the first challenge they know (and know no Bearer).
+            'www-authenticate': `Basic ${REALM}, Bearer ${REALM}`,
+          },
+        );
       }
       if (isLoopbackAddress(remoteAddressOf(serverContext))) return;
-      refuse(403, `${url.pathname} answers only clients on the gateway's own machine while OPS_TOKEN is unset: set OPS_TOKEN and send it as Authorization: Bearer <token>.`);
+      refuse(
+        403,
+        `${url.pathname} answers only clients on the gateway's own machine while OPS_TOKEN is unset: set OPS_TOKEN and send it as Authorization: Bearer <token>.`,
+      );
     },
   };
 }

@@ -1,4 +1,4 @@
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../error-codes.ts';
 
@@ -35,10 +35,14 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
       if (response.body !== null) return;
       if (response.status === 415) {
         const message =
-          'Unsupported Media Type: send a POST with Content-Type: application/json and a body like {"query": "…", "variables": {…}}, or a GET with the query in the query string.';
+          'Unsupported Media Type: send a POST with Content-Type: application/json and a body like ' +
+          '{"query": "…", "variables": {…}}, or a GET with the query in the query string.';
         setResponse(errorResponse(fetchAPI, 415, message, response.headers));
       } else if (response.status === 406) {
-        const types = (response.headers.get('accept') ?? '').split(',').map((type) => type.split(';')[0]!.trim()).filter(Boolean);
+        const types = (response.headers.get('accept') ?? '')
+          .split(',')
+          .map((type) => type.split(';')[0]!.trim())
+          .filter(Boolean);
         const message = `Not Acceptable: the Accept header must allow one of ${types.join(', ')}.`;
         setResponse(errorResponse(fetchAPI, 406, message, response.headers));
       }
@@ -54,19 +58,30 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
 function withCodes<T extends ExecutionResult>(result: T): T {
   if (!result.errors?.some((error) => needsCode(error))) return result;
   const errors = result.errors.map((error) =>
-    needsCode(error) ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: ErrorCode.BAD_USER_INPUT } }) : error,
+    needsCode(error)
+      ? new GraphQLError(error.message, {
+          nodes: error.nodes,
+          source: error.source,
+          positions: error.positions,
+          path: error.path,
+          extensions: { ...error.extensions, code: ErrorCode.BAD_USER_INPUT },
+        })
+      : error,
   );
   return { ...result, errors };
 }
 
-const needsCode = (error: GraphQLError): boolean => error.path === undefined && typeof error.extensions?.code !== 'string';
+const needsCode = (error: GraphQLError): boolean =>
+  error.path === undefined && typeof error.extensions?.code !== 'string';
 
 /** Yoga's "Request body too large" (Content-Length over the bound, or a streamed body once past it), with the setting and the bound. */
 function withBodyLimit<T extends ExecutionResult>(result: T, maxBytes: number): T {
   if (!result.errors?.some((error) => error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE')) return result;
   const message = `The request body is larger than the ${maxBytes} bytes allowed: the gateway's MAX_REQUEST_BYTES setting sets this limit. Send a smaller request. Nothing was run.`;
   const errors = result.errors.map((error) =>
-    error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE' ? new GraphQLError(message, { extensions: { ...error.extensions, limit: 'MAX_REQUEST_BYTES', maxBytes } }) : error,
+    error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE'
+      ? new GraphQLError(message, { extensions: { ...error.extensions, limit: 'MAX_REQUEST_BYTES', maxBytes } })
+      : error,
   );
   return { ...result, errors };
 }
@@ -81,7 +96,12 @@ function checkJson(name: string, text: string): void {
   }
 }
 
-function errorResponse(fetchAPI: { Response: typeof Response }, status: number, message: string, headers: Headers): Response {
+function errorResponse(
+  fetchAPI: { Response: typeof Response },
+  status: number,
+  message: string,
+  headers: Headers,
+): Response {
   const body = JSON.stringify({ errors: [{ message, extensions: { code: ErrorCode.BAD_REQUEST } }] });
   const merged = new Headers(headers);
   merged.set('content-type', 'application/json; charset=utf-8');

@@ -15,9 +15,16 @@ export function useReadiness(upstream: UpstreamClient, licensees: readonly Licen
   return {
     async onRequest({ url, endResponse, fetchAPI }) {
       if (url.pathname !== '/ready') return;
-      const each = await Promise.all(licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.account) })));
+      const each = await Promise.all(
+        licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.account) })),
+      );
       const ready = each.every((licensee) => licensee.ready);
-      endResponse(new fetchAPI.Response(JSON.stringify({ ready, licensees: each, ...(redis ? { redis: redis() } : {}) }), { status: ready ? 200 : 503, headers: { 'content-type': 'application/json' } }));
+      endResponse(
+        new fetchAPI.Response(JSON.stringify({ ready, licensees: each, ...(redis ? { redis: redis() } : {}) }), {
+          status: ready ? 200 : 503,
+          headers: { 'content-type': 'application/json' },
+        }),
+      );
     },
   };
 }

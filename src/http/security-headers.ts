@@ -21,7 +21,8 @@ export function useSecurityHeaders(): Plugin {
       if (!headers.get('content-type')?.startsWith('text/html')) return;
       const policy = headers.get('content-security-policy');
       if (!policy) headers.set('content-security-policy', DEFAULT_HTML_POLICY);
-      else if (!/(^|;)\s*frame-ancestors\s/.test(policy)) headers.set('content-security-policy', `${policy}; frame-ancestors 'none'`);
+      else if (!/(^|;)\s*frame-ancestors\s/.test(policy))
+        headers.set('content-security-policy', `${policy}; frame-ancestors 'none'`);
       headers.set('x-frame-options', 'DENY');
     },
   };

@@ -16,7 +16,12 @@ const TIMEOUT_CHECK_MS = 1_000;
  */
 export function createGatewayServer(handler: RequestListener, limits: HttpLimits): Server {
   const server = createServer(
-    { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    },
     handler,
   );
   server.maxConnections = limits.maxConnections;

@@ -10,6 +10,7 @@ import type { RequestPrincipals } from '../auth/plugin.ts';
 import { hasExpired, type Principal } from '../auth/principal.ts';
 import type { Authenticator } from '../auth/verdict.ts';
 import type { TrustedDocuments } from '../config/trusted-documents.ts';
+import { ErrorCode } from '../error-codes.ts';
 import type { Gateway } from '../gateway.ts';
 import {
   type AuditLogger,
@@ -19,10 +20,9 @@ import {
   type OperationRecords,
   shownResult,
 } from '../observability/audit.ts';
-import { persistedQueryOf, type PersistedQueryStore } from '../operations/automatic-persisted-queries.ts';
+import { type PersistedQueryStore, persistedQueryOf } from '../operations/automatic-persisted-queries.ts';
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
-import { ErrorCode } from '../error-codes.ts';
 import { hostNameOf, isAllowedHost } from './hosts.ts';
 
 export interface WebSocketTransport {
@@ -63,7 +63,10 @@ interface Socket {
   cancelExpiry: () => void;
 }
 
-type Payload = { query: string; operationName?: string | null; variables?: Record<string, unknown> | null } & Record<string, unknown>;
+type Payload = { query: string; operationName?: string | null; variables?: Record<string, unknown> | null } & Record<
+  string,
+  unknown
+>;
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol, as Apollo Client and urql speak it) at the same
@@ -80,7 +83,11 @@ type Payload = { query: string; operationName?: string | null; variables?: Recor
  * message longer than MAX_REQUEST_BYTES closes the socket (1009). A bad operation gets an `error`
  * message of its own, with the code HTTP would give; the socket and its other operations live on.
  */
-export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, options: WebSocketOptions): WebSocketTransport {
+export function serveWebSockets(
+  server: Server,
+  gateway: Pick<Gateway, 'yoga'>,
+  options: WebSocketOptions,
+): WebSocketTransport {
   const sockets = new WebSocketServer({
     server,
     path: gateway.yoga.graphqlEndpoint,
@@ -88,8 +95,10 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
     maxPayload: options.maxMessageBytes,
     // The upgrade itself is refused (no socket opens) for a Host not in ALLOWED_HOSTS and a page of an origin not allowed.
     verifyClient: ({ req }, done) => {
-      if (!isAllowedHost(req.headers.host, options.allowedHosts)) return done(false, 421, 'This gateway does not answer for this host name (ALLOWED_HOSTS).');
-      if (!allowedOrigin(req.headers.origin, options.corsOrigins, options.allowedHosts)) return done(false, 403, 'Pages of this origin may not open a socket (CORS_ORIGINS).');
+      if (!isAllowedHost(req.headers.host, options.allowedHosts))
+        return done(false, 421, 'This gateway does not answer for this host name (ALLOWED_HOSTS).');
+      if (!allowedOrigin(req.headers.origin, options.corsOrigins, options.allowedHosts))
+        return done(false, 403, 'Pages of this origin may not open a socket (CORS_ORIGINS).');
       done(true);
     },
   });
@@ -123,7 +132,8 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
       },
       async onSubscribe(ctx, id, payload) {
         const socket = state.get(ctx.extra);
-        if (!socket) return [createGraphQLError('Not authenticated.', { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
+        if (!socket)
+          return [createGraphQLError('Not authenticated.', { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
         // Each operation gets a request of its own, as on HTTP: the context reads its principal from it.
         const request = requestOf(ctx.extra.request.headers, ctx.connectionParams);
         const record = options.records.start(request);
@@ -142,7 +152,10 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
       // The codes of every result sent, as HTTP records those of its one result.
       onNext(ctx, id, _payload, _args, result) {
         const record = running.get(ctx.extra)?.get(id)?.record;
-        if (record) record.errorCodes = [...new Set([...(record.errorCodes ?? []), ...errorCodesOf([result as ExecutionResult])])];
+        if (record)
+          record.errorCodes = [
+            ...new Set([...(record.errorCodes ?? []), ...errorCodesOf([result as ExecutionResult])]),
+          ];
       },
       onComplete(ctx, id) {
         state.get(ctx.extra)?.subscriptions.delete(id);
@@ -153,7 +166,13 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
   );
 
   /** The operation's execution arguments, or the errors that refuse it. */
-  async function prepare(socket: Socket, request: Request, id: string, payload: Payload, record: OperationRecord): Promise<ExecutionArgs | readonly GraphQLError[]> {
+  async function prepare(
+    socket: Socket,
+    request: Request,
+    id: string,
+    payload: Payload,
+    record: OperationRecord,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> {
     if (hasExpired(socket.principal)) return [expiredError()];
     options.principals.set(request, socket.principal);
     const query = options.trustedDocuments
@@ -162,29 +181,40 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
         ? ((await persistedQueryOf(options.persistedQueries, socket.principal.licenseeId, payload)) ?? payload.query)
         : payload.query;
     const params = { ...payload, query };
-    const { schema, execute, subscribe, contextFactory, parse, validate } = gateway.yoga.getEnveloped({ request, params });
+    const { schema, execute, subscribe, contextFactory, parse, validate } = gateway.yoga.getEnveloped({
+      request,
+      params,
+    });
     let document: ReturnType<typeof parse>;
     try {
       document = parse(query);
     } catch (error) {
       // graphql-js' syntax errors carry no code; HTTP answers them with this one.
-      if (error instanceof GraphQLError && !error.extensions.code) return [withCode(error, ErrorCode.GRAPHQL_PARSE_FAILED)];
+      if (error instanceof GraphQLError && !error.extensions.code)
+        return [withCode(error, ErrorCode.GRAPHQL_PARSE_FAILED)];
       throw error;
     }
     const errors: readonly GraphQLError[] = validate(schema, document);
-    if (errors.length > 0) return errors.map((error) => (error.extensions.code ? error : withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED)));
+    if (errors.length > 0)
+      return errors.map((error) =>
+        error.extensions.code ? error : withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED),
+      );
     const operation = getOperationAST(document, payload.operationName ?? undefined);
     if (operation?.operation === 'subscription') {
       if (socket.subscriptions.size >= options.subscriptionsPerSocket) {
         return [
-          createGraphQLError(`This socket already has ${options.subscriptionsPerSocket} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): complete one first.`, {
-            extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' },
-          }),
+          createGraphQLError(
+            `This socket already has ${options.subscriptionsPerSocket} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): complete one first.`,
+            {
+              extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' },
+            },
+          ),
         ];
       }
       socket.subscriptions.add(id);
     }
-    const shown = (result: unknown) => (isAsyncIterable(result) ? result : shownResult(result as ExecutionResult, record));
+    const shown = (result: unknown) =>
+      isAsyncIterable(result) ? result : shownResult(result as ExecutionResult, record);
     return {
       schema,
       operationName: payload.operationName ?? null,
@@ -204,7 +234,10 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
   sockets.on('connection', (socket) => {
     socket.removeAllListeners('error');
     socket.on('error', (error: Error & { code?: string }) => {
-      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') options.logger?.info(`a WebSocket message over MAX_REQUEST_BYTES (${options.maxMessageBytes}): closed with 1009`);
+      if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+        options.logger?.info(
+          `a WebSocket message over MAX_REQUEST_BYTES (${options.maxMessageBytes}): closed with 1009`,
+        );
       else options.logger?.warn({ err: error }, 'WebSocket error: socket closed');
     });
   });
@@ -221,15 +254,30 @@ export function serveWebSockets(server: Server, gateway: Pick<Gateway, 'yoga'>, 
 function withoutHttp(error: GraphQLError): GraphQLError {
   if (!error.extensions?.http) return error;
   const { http: _http, ...extensions } = error.extensions;
-  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions,
+  });
 }
 
 function withCode(error: GraphQLError, code: string): GraphQLError {
-  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, code },
+  });
 }
 
 /** A Request carrying the upgrade's headers, the init payload's `Authorization` taking precedence. */
-function requestOf(headers: Record<string, string | string[] | undefined>, connectionParams: Readonly<Record<string, unknown>> | undefined): Request {
+function requestOf(
+  headers: Record<string, string | string[] | undefined>,
+  connectionParams: Readonly<Record<string, unknown>> | undefined,
+): Request {
   const merged = new Headers();
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') merged.set(name, value);
   const offered = connectionParams?.Authorization ?? connectionParams?.authorization;
@@ -243,7 +291,11 @@ function requestOf(headers: Record<string, string | string[] | undefined>, conne
  * compared with the request's `Host`: under DNS rebinding the attacker's page names both.
  * Clients that are not browsers send no Origin.
  */
-function allowedOrigin(origin: string | undefined, corsOrigins: readonly string[], allowedHosts: readonly string[]): boolean {
+function allowedOrigin(
+  origin: string | undefined,
+  corsOrigins: readonly string[],
+  allowedHosts: readonly string[],
+): boolean {
   if (origin === undefined) return true;
   if (corsOrigins.includes(origin)) return true;
   try {
@@ -254,4 +306,3 @@ function allowedOrigin(origin: string | undefined, corsOrigins: readonly string[
     return false;
   }
 }
-

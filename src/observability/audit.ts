@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import { type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
-import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
-import { estimateUpstreamCalls } from '../operations/cost.ts';
 import { ErrorCode } from '../error-codes.ts';
+import { estimateUpstreamCalls } from '../operations/cost.ts';
+import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
 
 /**
  * The audit trail (README, "Audit trail"), without personal data: one info line per GraphQL
@@ -89,7 +89,12 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
     },
     onExecute({ args }) {
       const record = records.of((args.contextValue as { request: Request }).request);
-      if (record.showCost) record.estimatedCalls = estimateUpstreamCalls(args.document, (args.variableValues ?? {}) as Record<string, unknown>, args.operationName);
+      if (record.showCost)
+        record.estimatedCalls = estimateUpstreamCalls(
+          args.document,
+          (args.variableValues ?? {}) as Record<string, unknown>,
+          args.operationName,
+        );
     },
     onResponse({ request, response }) {
       const record = records.of(request);
@@ -104,7 +109,13 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
  * The audit line of one operation, the same on every door: `status` is the HTTP status, null for
  * an operation on a WebSocket (the socket's upgrade was the HTTP exchange).
  */
-export function logOperation(logger: AuditLogger | undefined, records: OperationRecords, record: OperationRecord, principal: Principal | undefined, status: number | null): void {
+export function logOperation(
+  logger: AuditLogger | undefined,
+  records: OperationRecords,
+  record: OperationRecord,
+  principal: Principal | undefined,
+  status: number | null,
+): void {
   logger?.info(
     {
       requestId: record.requestId,
@@ -122,7 +133,9 @@ export function logOperation(logger: AuditLogger | undefined, records: Operation
 
 /** The error codes of results as the client receives them (an error without a code is masked). */
 export function errorCodesOf(results: readonly ExecutionResult[]): string[] {
-  return results.flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)));
+  return results.flatMap((one) =>
+    (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)),
+  );
 }
 
 /**
@@ -165,5 +178,12 @@ function generatedRequestId(): string {
 }
 
 function withCost<R extends ExecutionResult>(result: R, record: OperationRecord): R {
-  return { ...result, extensions: { ...result.extensions, upstreamCalls: record.upstreamCalls, estimatedCalls: record.estimatedCalls ?? 0 } };
+  return {
+    ...result,
+    extensions: {
+      ...result.extensions,
+      upstreamCalls: record.upstreamCalls,
+      estimatedCalls: record.estimatedCalls ?? 0,
+    },
+  };
 }

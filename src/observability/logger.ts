@@ -6,7 +6,18 @@ import { UpstreamError } from '../upstream/errors.ts';
  * addresses) is redacted wherever it appears in a logged object.
  */
 const SECRET = ['key', 'token', 'authorization', 'UPSTREAM_KEY'];
-const PERSONAL = ['firstName', 'lastName', 'email', 'ccemail', 'ccEmails', 'phone', 'address', 'address2', 'contact', 'guests'];
+const PERSONAL = [
+  'firstName',
+  'lastName',
+  'email',
+  'ccemail',
+  'ccEmails',
+  'phone',
+  'address',
+  'address2',
+  'contact',
+  'guests',
+];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const paths = [...SECRET, ...PERSONAL].flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
@@ -31,7 +42,10 @@ export function yogaLogging(logger: Logger): Record<YogaLogLevel, (...args: unkn
       const err = args.find((arg) => arg instanceof Error);
       const text = args.filter((arg) => typeof arg === 'string').join(' ');
       const details = args.filter((arg) => arg !== err && typeof arg !== 'string');
-      logger[err && isAnswerToClient(err) ? 'debug' : level]({ ...(err ? { err } : {}), ...(details.length > 0 ? { details } : {}) }, text || (err as Error | undefined)?.message || '');
+      logger[err && isAnswerToClient(err) ? 'debug' : level](
+        { ...(err ? { err } : {}), ...(details.length > 0 ? { details } : {}) },
+        text || (err as Error | undefined)?.message || '',
+      );
     };
   return { debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error') };
 }

@@ -2,10 +2,15 @@ import { useOpenTelemetry } from '@envelop/opentelemetry';
 import { context, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
-import { isFailedAttempt } from './metrics/gateway-metrics.ts';
 import type { AttemptEvent, UpstreamObserver } from '../upstream/observer.ts';
+import { isFailedAttempt } from './metrics/gateway-metrics.ts';
 
 /** Traces of the gateway: a span per GraphQL operation and per upstream request. */
 export interface Tracing {
@@ -21,12 +26,20 @@ export interface Tracing {
  */
 export function createTracing(endpoint: string | undefined, exporter?: SpanExporter): Tracing | undefined {
   if (!endpoint && !exporter) return undefined;
-  const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint!.replace(/\/$/, '')}/v1/traces` }));
-  const provider = new BasicTracerProvider({ resource: new Resource({ 'service.name': 'reservation-gateway' }), spanProcessors: [processor] });
+  const processor = exporter
+    ? new SimpleSpanProcessor(exporter)
+    : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint!.replace(/\/$/, '')}/v1/traces` }));
+  const provider = new BasicTracerProvider({
+    resource: new Resource({ 'service.name': 'reservation-gateway' }),
+    spanProcessors: [processor],
+  });
   const tracer = provider.getTracer('reservation-gateway');
   return {
     // Neither the document (inline arguments may hold an email) nor variables nor results: names and types only.
-    plugin: useOpenTelemetry({ document: false, variables: false, result: false, resolvers: false }, provider) as Plugin,
+    plugin: useOpenTelemetry(
+      { document: false, variables: false, result: false, resolvers: false },
+      provider,
+    ) as Plugin,
     observer: { attempt: (event) => recordAttempt(tracer, event) },
     shutdown: () => provider.shutdown(),
   };
@@ -44,7 +57,9 @@ function recordAttempt(tracer: Tracer, event: AttemptEvent): void {
         'upstream.version': event.version,
         'upstream.attempt': event.attempt,
         'upstream.licensee': event.licensee,
-        ...(typeof event.status === 'number' ? { 'http.response.status_code': event.status } : { 'error.type': event.status }),
+        ...(typeof event.status === 'number'
+          ? { 'http.response.status_code': event.status }
+          : { 'error.type': event.status }),
       },
     },
     context.active(),

@@ -21,7 +21,11 @@ export interface PersistedQueryStore {
 
 /** This process's store: at most 1000 documents and 8 MiB, the least recently used dropped first. */
 export class MemoryPersistedQueryStore implements PersistedQueryStore {
-  private readonly documents = new LRUCache<string, string>({ max: 1000, maxSize: 8 * 1024 * 1024, sizeCalculation: (document) => document.length + 1 });
+  private readonly documents = new LRUCache<string, string>({
+    max: 1000,
+    maxSize: 8 * 1024 * 1024,
+    sizeCalculation: (document) => document.length + 1,
+  });
 
   async get(key: string): Promise<string | undefined> {
     return this.documents.get(key);
@@ -49,13 +53,20 @@ const notFound = () =>
  * or the text remembered for its hash; PERSISTED_QUERY_NOT_FOUND when the hash is unknown. Every
  * door asks it (HTTP and SSE through the plugin below, graphql-ws directly).
  */
-export async function persistedQueryOf(store: PersistedQueryStore, licensee: string, params: PersistedQueryParams): Promise<string | undefined> {
+export async function persistedQueryOf(
+  store: PersistedQueryStore,
+  licensee: string,
+  params: PersistedQueryParams,
+): Promise<string | undefined> {
   const persisted = params.extensions?.persistedQuery;
   const query = typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
   if (!persisted) return query;
   const hash = persisted.sha256Hash;
   if (persisted.version !== 1 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
-    throw createGraphQLError('extensions.persistedQuery must be {"version": 1, "sha256Hash": "<64 lowercase hex digits>"}.', { extensions: { code: ErrorCode.BAD_USER_INPUT } });
+    throw createGraphQLError(
+      'extensions.persistedQuery must be {"version": 1, "sha256Hash": "<64 lowercase hex digits>"}.',
+      { extensions: { code: ErrorCode.BAD_USER_INPUT } },
+    );
   }
   const key = `${licensee}:${hash}`;
   if (query === undefined) {
@@ -64,13 +75,18 @@ export async function persistedQueryOf(store: PersistedQueryStore, licensee: str
     return known;
   }
   if (sha256(query) !== hash) {
-    throw createGraphQLError('extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent with it.', { extensions: { code: ErrorCode.BAD_USER_INPUT } });
+    throw createGraphQLError('extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent with it.', {
+      extensions: { code: ErrorCode.BAD_USER_INPUT },
+    });
   }
   await store.set(key, query);
   return query;
 }
 
-export function useAutomaticPersistedQueries(store: PersistedQueryStore, licenseeOf: (request: Request) => string): Plugin {
+export function useAutomaticPersistedQueries(
+  store: PersistedQueryStore,
+  licenseeOf: (request: Request) => string,
+): Plugin {
   return {
     async onParams({ params, request, setParams }) {
       if (!params.extensions?.persistedQuery) return;

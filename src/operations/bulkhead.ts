@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Kind, visit, type DocumentNode, type ValueNode } from 'graphql';
+import { type DocumentNode, Kind, type ValueNode, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /**
@@ -42,7 +42,8 @@ export function useLargeResultBulkhead(permits = 2 * availableParallelism()): Pl
 /** The largest `first` or `last` the document asks for, its variables read. */
 export function largestWindow(document: DocumentNode, variables: Record<string, unknown>): number {
   let largest = 0;
-  const valueOf = (node: ValueNode): unknown => (node.kind === Kind.VARIABLE ? variables[node.name.value] : node.kind === Kind.INT ? Number(node.value) : undefined);
+  const valueOf = (node: ValueNode): unknown =>
+    node.kind === Kind.VARIABLE ? variables[node.name.value] : node.kind === Kind.INT ? Number(node.value) : undefined;
   visit(document, {
     Argument(node) {
       if (node.name.value !== 'first' && node.name.value !== 'last') return;

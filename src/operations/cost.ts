@@ -1,18 +1,18 @@
 import {
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLObjectType,
+  type GraphQLSchema,
   getArgumentValues,
   getNamedType,
   getVariableValues,
   isAbstractType,
   isObjectType,
   Kind,
-  type DocumentNode,
-  type FieldNode,
-  type GraphQLObjectType,
-  type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { ruleOf, type Args, type Operation, type Scope } from '../schema/cost.ts';
+import { type Args, type Operation, ruleOf, type Scope } from '../schema/cost.ts';
 import { schema as gatewaySchema } from '../schema/index.ts';
 import { flattenFields, fragmentsOf } from '../schema/selection.ts';
 
@@ -87,7 +87,9 @@ export function estimateUpstreamCalls(
   limit = Infinity,
   schema: GraphQLSchema = gatewaySchema,
 ): number {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
   const root = operation && schema.getRootType(operation.operation);
   if (!operation || !root) return 0;

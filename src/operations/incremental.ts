@@ -1,4 +1,4 @@
-import { BREAK, visit, type DocumentNode } from 'graphql';
+import { BREAK, type DocumentNode, visit } from 'graphql';
 
 const found = new WeakMap<DocumentNode, boolean>();
 

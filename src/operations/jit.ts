@@ -1,5 +1,13 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { getOperationAST, getVariableValues, GraphQLError, Kind, valueFromASTUntyped, type DocumentNode, type SelectionSetNode } from 'graphql';
+import {
+  type DocumentNode,
+  GraphQLError,
+  getOperationAST,
+  getVariableValues,
+  Kind,
+  type SelectionSetNode,
+  valueFromASTUntyped,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { defersOrStreams } from './incremental.ts';
 
@@ -12,7 +20,9 @@ export function useCompiledExecution(): Plugin[] {
   // Subscriptions stay on graphql-js: graphql-jit's subscribe coerces the already coerced variables
   // again for each event and refuses an enum's internal value (a filter by reservationStatus).
   const compiled = ({ document, operationName }: { document: DocumentNode; operationName?: string | null }) =>
-    getOperationAST(document, operationName)?.operation !== 'subscription' && !defersOrStreams(document) && expandedFields(document) <= MAX_COMPILED_FIELDS;
+    getOperationAST(document, operationName)?.operation !== 'subscription' &&
+    !defersOrStreams(document) &&
+    expandedFields(document) <= MAX_COMPILED_FIELDS;
   return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: compiled }) as Plugin];
 }
 
@@ -34,7 +44,11 @@ export function expandedFields(document: DocumentNode): number {
 const expandedFieldsOf = new WeakMap<DocumentNode, number>();
 
 function countExpandedFields(document: DocumentNode): number {
-  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+  const fragments = new Map(
+    document.definitions.flatMap((d) =>
+      d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [],
+    ),
+  );
   const memo = new Map<string, number>();
   const cap = (n: number) => Math.min(n, MAX_COMPILED_FIELDS + 1);
   const count = (set: SelectionSetNode | undefined, path: ReadonlySet<string>): number => {
@@ -51,7 +65,10 @@ function countExpandedFields(document: DocumentNode): number {
     }
     return total;
   };
-  return document.definitions.reduce((sum, d) => cap(sum + (d.kind === Kind.OPERATION_DEFINITION ? count(d.selectionSet, new Set()) : 0)), 0);
+  return document.definitions.reduce(
+    (sum, d) => cap(sum + (d.kind === Kind.OPERATION_DEFINITION ? count(d.selectionSet, new Set()) : 0)),
+    0,
+  );
 }
 
 /**
@@ -71,7 +88,15 @@ function useGraphQlJsVariables(): Plugin {
       const coerced = getVariableValues(args.schema, definitions, inputs, { maxErrors: 50 });
       if (coerced.errors) {
         // A request error, as graphql-js' executor answers it in Yoga: HTTP 400.
-        const errors = coerced.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, extensions: { ...e.extensions, http: { status: 400 } } }));
+        const errors = coerced.errors.map(
+          (e) =>
+            new GraphQLError(e.message, {
+              nodes: e.nodes,
+              source: e.source,
+              positions: e.positions,
+              extensions: { ...e.extensions, http: { status: 400 } },
+            }),
+        );
         setResultAndStopExecution({ errors });
         return;
       }

@@ -44,7 +44,12 @@ export function whenEnded<T>(source: AsyncIterable<T>, done: () => void): AsyncI
  * `source` until `expired` resolves, then `last()` and the end: the source is told to stop without
  * waiting for it (a source waiting for its next value may only stop once it has it).
  */
-export function endingWhen<T>(source: AsyncIterable<T>, expired: Promise<unknown>, last: () => T, onEnd: () => void = () => {}): AsyncIterableIterator<T> {
+export function endingWhen<T>(
+  source: AsyncIterable<T>,
+  expired: Promise<unknown>,
+  last: () => T,
+  onEnd: () => void = () => {},
+): AsyncIterableIterator<T> {
   const iterator = source[Symbol.asyncIterator]();
   const expiry = expired.then(() => null);
   let finished = false;

@@ -1,8 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
-import { whenEnded } from './streams.ts';
 import { ErrorCode } from '../error-codes.ts';
+import { whenEnded } from './streams.ts';
 
 /**
  * SUBSCRIPTIONS_PER_CLIENT: live subscriptions one principal (a client of a licensee) may hold at
@@ -37,7 +37,11 @@ export class MemorySubscriptionSlots implements SubscriptionSlots {
 /** The key a principal's subscriptions are counted under: its licensee and client. */
 export const principalKey = (principal: Principal) => `${principal.licenseeId}\u0000${principal.client}`;
 
-export function useSubscriptionLimit(slots: SubscriptionSlots, limit: number, principalOf: (context: unknown) => Principal | undefined): Plugin {
+export function useSubscriptionLimit(
+  slots: SubscriptionSlots,
+  limit: number,
+  principalOf: (context: unknown) => Principal | undefined,
+): Plugin {
   return {
     async onSubscribe({ args, setResultAndStopExecution }) {
       const principal = principalOf(args.contextValue);
@@ -45,7 +49,13 @@ export function useSubscriptionLimit(slots: SubscriptionSlots, limit: number, pr
       const release = await slots.acquire(principalKey(principal));
       if (!release) {
         const message = `This client already has ${limit} live subscriptions (SUBSCRIPTIONS_PER_CLIENT): end one before opening another.`;
-        return setResultAndStopExecution({ errors: [createGraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' } })] });
+        return setResultAndStopExecution({
+          errors: [
+            createGraphQLError(message, {
+              extensions: { code: ErrorCode.RATE_LIMITED, limit: 'SUBSCRIPTIONS_PER_CLIENT' },
+            }),
+          ],
+        });
       }
       return {
         onSubscribeResult({ result, setResult }) {

@@ -7,13 +7,16 @@ import { ErrorCode } from '../error-codes.ts';
 const REFUSALS = {
   notFound: refusal(
     ErrorCode.PERSISTED_QUERY_NOT_FOUND,
-    'No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client\'s operations and deploy it with the gateway.',
+    "No trusted document has this id: the gateway runs only the documents of its TRUSTED_DOCUMENTS_FILE. Rebuild the manifest from the client's operations and deploy it with the gateway.",
   ),
   persistedQueryOnly: refusal(
     ErrorCode.BAD_USER_INPUT,
-    'This gateway runs only trusted documents: send the document\'s id as documentId or extensions.persistedQuery.sha256Hash, not its text.',
+    "This gateway runs only trusted documents: send the document's id as documentId or extensions.persistedQuery.sha256Hash, not its text.",
   ),
-  keyNotFound: refusal(ErrorCode.BAD_USER_INPUT, 'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.'),
+  keyNotFound: refusal(
+    ErrorCode.BAD_USER_INPUT,
+    'Send the id of a trusted document as documentId or extensions.persistedQuery.sha256Hash.',
+  ),
 };
 
 /** What a request names: an id, its text, or both (GraphQL over HTTP's body, a graphql-ws payload). */
@@ -56,8 +59,12 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
 /** The trusted document a request names, or the refusal it gets (as a GraphQL error with its code). */
 export function trustedDocumentOf(documents: TrustedDocuments, params: DocumentParams): string {
   const id = documentIdOf(params);
-  const refused = (which: keyof typeof REFUSALS) => createGraphQLError(REFUSALS[which].message, { extensions: REFUSALS[which].extensions });
-  if (id === null) throw refused(typeof params.query === 'string' && params.query.trim() !== '' ? 'persistedQueryOnly' : 'keyNotFound');
+  const refused = (which: keyof typeof REFUSALS) =>
+    createGraphQLError(REFUSALS[which].message, { extensions: REFUSALS[which].extensions });
+  if (id === null)
+    throw refused(
+      typeof params.query === 'string' && params.query.trim() !== '' ? 'persistedQueryOnly' : 'keyNotFound',
+    );
   const document = documents.get(id);
   if (document === undefined) throw refused('notFound');
   return document;

@@ -52,7 +52,10 @@ export function redactRedisUrl(url: string): string {
 }
 
 /** Connects to Redis; rejects with RedisUnreachableError (naming REDIS_URL) when it cannot within a few seconds. */
-export async function openRedis(settings: RedisSettings, firstConnectionMs = FIRST_CONNECTION_MS): Promise<RedisConnection> {
+export async function openRedis(
+  settings: RedisSettings,
+  firstConnectionMs = FIRST_CONNECTION_MS,
+): Promise<RedisConnection> {
   const options = {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -71,7 +74,9 @@ export async function openRedis(settings: RedisSettings, firstConnectionMs = FIR
   } catch (error) {
     commands.disconnect();
     subscriber.disconnect();
-    throw new RedisUnreachableError(`REDIS_URL: cannot reach Redis at ${redactRedisUrl(settings.url)} (${(error as Error).message}); start Redis or fix REDIS_URL`);
+    throw new RedisUnreachableError(
+      `REDIS_URL: cannot reach Redis at ${redactRedisUrl(settings.url)} (${(error as Error).message}); start Redis or fix REDIS_URL`,
+    );
   }
 
   const listeners = new Map<string, ((message: string) => void)[]>();

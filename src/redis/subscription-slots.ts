@@ -44,7 +44,16 @@ export class RedisSubscriptionSlots implements Slots {
     const member = `${this.redis.replicaId}:${++this.sequence}`;
     let taken: unknown;
     try {
-      taken = await this.redis.commands.eval(TAKE, 1, this.key(principal), this.now(), this.limit, this.now() + SLOT_TTL_MS, member, SLOT_TTL_MS * 2);
+      taken = await this.redis.commands.eval(
+        TAKE,
+        1,
+        this.key(principal),
+        this.now(),
+        this.limit,
+        this.now() + SLOT_TTL_MS,
+        member,
+        SLOT_TTL_MS * 2,
+      );
     } catch {
       return this.fallback.acquire(principal);
     }
@@ -61,7 +70,8 @@ export class RedisSubscriptionSlots implements Slots {
   private async renew(): Promise<void> {
     const lapse = this.now() + SLOT_TTL_MS;
     const pipeline = this.redis.commands.pipeline();
-    for (const [member, principal] of this.held) pipeline.zadd(this.key(principal), 'XX', lapse, member).pexpire(this.key(principal), SLOT_TTL_MS * 2);
+    for (const [member, principal] of this.held)
+      pipeline.zadd(this.key(principal), 'XX', lapse, member).pexpire(this.key(principal), SLOT_TTL_MS * 2);
     if (this.held.size > 0) await pipeline.exec().catch(() => {});
   }
 

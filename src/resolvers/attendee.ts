@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { GatewayContext } from './context.ts';
-import { tellOwnWrite } from './reservation-change.ts';
 import type { AttendeeModel } from './models.ts';
+import { tellOwnWrite } from './reservation-change.ts';
 import { asInput, validate } from './validate.ts';
 
 export interface UpsertAttendeeInput {
@@ -44,7 +44,10 @@ const upsertSchema = z.object({
 });
 
 /** Creates or updates the attendee record that pre-fills the reservation form. */
-export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeInput): Promise<{ attendee: AttendeeModel; created: boolean | null }> {
+export async function upsertAttendee(
+  ctx: GatewayContext,
+  input: UpsertAttendeeInput,
+): Promise<{ attendee: AttendeeModel; created: boolean | null }> {
   const a = validate(upsertSchema, input, 'input');
   const { ccEmails, updateReservation, ...rest } = a;
   const params: Record<string, unknown> = {};
@@ -53,6 +56,10 @@ export async function upsertAttendee(ctx: GatewayContext, input: UpsertAttendeeI
   if (updateReservation) params.updateReservation = true;
   const result = await asInput('input', () => ctx.calls.send('postattendee', params as never), { ccemail: 'ccEmails' });
   // Pushed to the linked reservations: their subscribers hear of it now.
-  if (updateReservation) await tellOwnWrite(ctx, { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId });
-  return { attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }, created: result.created ?? null };
+  if (updateReservation)
+    await tellOwnWrite(ctx, { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId });
+  return {
+    attendee: { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId },
+    created: result.created ?? null,
+  };
 }

@@ -26,6 +26,18 @@ export interface ResolverLog {
 }
 
 /** `onSent` counts the operation's upstream requests (see createRequestCalls). */
-export function createContext(principal: Principal, account: UpstreamAccount, upstream: UpstreamClient, log?: ResolverLog, onSent?: () => void): GatewayContext {
-  return { principal, account, upstream, calls: createRequestCalls(account, upstream, onSent), ...(log ? { log } : {}) };
+export function createContext(
+  principal: Principal,
+  account: UpstreamAccount,
+  upstream: UpstreamClient,
+  log?: ResolverLog,
+  onSent?: () => void,
+): GatewayContext {
+  return {
+    principal,
+    account,
+    upstream,
+    calls: createRequestCalls(account, upstream, onSent),
+    ...(log ? { log } : {}),
+  };
 }

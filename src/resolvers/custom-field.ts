@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
-import { tellOwnWrite } from './reservation-change.ts';
 import type { CustomFieldModel } from './models.ts';
+import { tellOwnWrite } from './reservation-change.ts';
 import { asInput, validate } from './validate.ts';
 
 /** The fields of one event, or without an event every field of every event. */
@@ -21,9 +21,14 @@ const createSchema = z.object({
 });
 
 /** Not idempotent upstream: each call creates a field, and an ambiguous failure is never repeated. */
-export async function createCustomField(ctx: GatewayContext, input: { name: string; eventId?: number | null }): Promise<CustomFieldModel> {
+export async function createCustomField(
+  ctx: GatewayContext,
+  input: { name: string; eventId?: number | null },
+): Promise<CustomFieldModel> {
   const f = validate(createSchema, input, 'input');
-  return asInput('input', () => ctx.calls.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) }));
+  return asInput('input', () =>
+    ctx.calls.send('postcustomfield', { name: f.name, ...(f.eventId == null ? {} : { eventId: f.eventId }) }),
+  );
 }
 
 export interface SetCustomFieldValueInput {
@@ -47,9 +52,17 @@ const setSchema = z
   .superRefine((v, ctx) => {
     const onAttendee = v.attendeeId != null || v.registrationEventId != null;
     if (v.reservationNumber != null && onAttendee) {
-      ctx.addIssue({ code: 'custom', path: ['reservationNumber'], message: 'give either reservationNumber, or attendeeId and registrationEventId, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reservationNumber'],
+        message: 'give either reservationNumber, or attendeeId and registrationEventId, not both',
+      });
     } else if (v.reservationNumber == null && !onAttendee) {
-      ctx.addIssue({ code: 'custom', path: ['reservationNumber'], message: 'give either reservationNumber, or attendeeId and registrationEventId' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reservationNumber'],
+        message: 'give either reservationNumber, or attendeeId and registrationEventId',
+      });
     } else if (onAttendee && v.attendeeId == null) {
       ctx.addIssue({ code: 'custom', path: ['attendeeId'], message: 'is required with registrationEventId' });
     } else if (onAttendee && v.registrationEventId == null) {
@@ -64,11 +77,18 @@ export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomF
   const params = {
     customFieldId: v.customFieldId,
     value: v.value,
-    ...(v.reservationNumber != null ? { reservationId: v.reservationNumber } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
+    ...(v.reservationNumber != null
+      ? { reservationId: v.reservationNumber }
+      : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! }),
   };
   await asInput('input', () => ctx.calls.send('postcustomfieldvalue', params), { reservationId: 'reservationNumber' });
   // The reservation's (or the attendee's reservations') subscribers hear of the new value now.
-  await tellOwnWrite(ctx, v.reservationNumber != null ? { reservationNumber: v.reservationNumber, eventId: v.eventId } : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! });
+  await tellOwnWrite(
+    ctx,
+    v.reservationNumber != null
+      ? { reservationNumber: v.reservationNumber, eventId: v.eventId }
+      : { attendeeId: v.attendeeId!, registrationEventId: v.registrationEventId! },
+  );
   return v;
 }
 
@@ -80,6 +100,9 @@ export async function setCustomFieldValue(ctx: GatewayContext, input: SetCustomF
 async function checkFieldOfEvent(ctx: GatewayContext, customFieldId: number, eventId: number): Promise<void> {
   const field = await getCustomField(ctx, customFieldId);
   if (field?.eventId != null && field.eventId !== eventId) {
-    throw new BadInputError(`input.customFieldId: custom field ${customFieldId} is restricted to event ${field.eventId}, not event ${eventId}`, 'input.customFieldId');
+    throw new BadInputError(
+      `input.customFieldId: custom field ${customFieldId} is restricted to event ${field.eventId}, not event ${eventId}`,
+      'input.customFieldId',
+    );
   }
 }

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { recordsOf } from '../connections/paged-source.ts';
 import { stableKey } from '../upstream/cache.ts';
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
@@ -6,11 +7,17 @@ import { getCustomField } from './custom-field.ts';
 import { getEvent } from './event.ts';
 import { getHotel } from './hotel.ts';
 import { idNumbers } from './ids.ts';
-import { orNull } from './request-calls.ts';
-import type { AttendeeModel, CustomFieldModel, EventModel, HotelModel, QuestionModel, ReservationModel } from './models.ts';
-import { recordsOf } from '../connections/paged-source.ts';
+import type {
+  AttendeeModel,
+  CustomFieldModel,
+  EventModel,
+  HotelModel,
+  QuestionModel,
+  ReservationModel,
+} from './models.ts';
 import { getQuestion } from './question.ts';
-import { getReservation, reservationSource, type ReservationFlags } from './reservation.ts';
+import { orNull } from './request-calls.ts';
+import { getReservation, type ReservationFlags, reservationSource } from './reservation.ts';
 
 /**
  * References from other subgraphs (`_entities`) resolved through the request's calls (resolvers/request-calls.ts), so a
@@ -28,7 +35,10 @@ function keyNumber(ref: Reference, type: string, field: string, where = 'represe
   const value = ref[field];
   const text = typeof value === 'number' || typeof value === 'string' ? String(value) : '';
   if (!/^-?\d+$/.test(text)) {
-    throw new BadInputError(`${where}: a ${type} reference needs ${field} as an integer, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
+    throw new BadInputError(
+      `${where}: a ${type} reference needs ${field} as an integer, got ${JSON.stringify(value) ?? 'nothing'}`,
+      'representations',
+    );
   }
   return idNumbers(text, 1)?.[0] ?? null;
 }
@@ -36,7 +46,10 @@ function keyNumber(ref: Reference, type: string, field: string, where = 'represe
 function keyText(ref: Reference, type: string, field: string, where = 'representations'): string {
   const value = ref[field];
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new BadInputError(`${where}: a ${type} reference needs ${field} as a non-empty string, got ${JSON.stringify(value) ?? 'nothing'}`, 'representations');
+    throw new BadInputError(
+      `${where}: a ${type} reference needs ${field} as a non-empty string, got ${JSON.stringify(value) ?? 'nothing'}`,
+      'representations',
+    );
   }
   return value;
 }
@@ -44,10 +57,22 @@ function keyText(ref: Reference, type: string, field: string, where = 'represent
 /** The key fields of each entity type, as the schema's `@key`s name them. */
 const KEYS: Record<string, [field: string, kind: 'number' | 'text'][]> = {
   Event: [['eventId', 'number']],
-  Hotel: [['eventId', 'number'], ['hotelId', 'number']],
-  Reservation: [['eventId', 'number'], ['reservationNumber', 'number']],
-  Attendee: [['attendeeId', 'text'], ['registrationEventId', 'text']],
-  EventQuestion: [['eventId', 'number'], ['questionId', 'number']],
+  Hotel: [
+    ['eventId', 'number'],
+    ['hotelId', 'number'],
+  ],
+  Reservation: [
+    ['eventId', 'number'],
+    ['reservationNumber', 'number'],
+  ],
+  Attendee: [
+    ['attendeeId', 'text'],
+    ['registrationEventId', 'text'],
+  ],
+  EventQuestion: [
+    ['eventId', 'number'],
+    ['questionId', 'number'],
+  ],
   CustomField: [['customFieldId', 'number']],
 };
 
@@ -61,8 +86,13 @@ export function checkRepresentations(representations: readonly unknown[]): void 
     const type = ref !== null && typeof ref === 'object' ? (ref as Reference).__typename : undefined;
     // Own keys only: a __typename such as "constructor" or "__proto__" must not reach Object.prototype.
     const fields = typeof type === 'string' && Object.hasOwn(KEYS, type) ? KEYS[type] : undefined;
-    if (!fields) throw new BadInputError(`${where}: __typename ${JSON.stringify(type) ?? 'is missing'}: not an entity of this subgraph`, 'representations');
-    for (const [field, kind] of fields) (kind === 'number' ? keyNumber : keyText)(ref as Reference, type as string, field, where);
+    if (!fields)
+      throw new BadInputError(
+        `${where}: __typename ${JSON.stringify(type) ?? 'is missing'}: not an entity of this subgraph`,
+        'representations',
+      );
+    for (const [field, kind] of fields)
+      (kind === 'number' ? keyNumber : keyText)(ref as Reference, type as string, field, where);
   });
 }
 
@@ -71,7 +101,11 @@ export function resolveEventReference(ctx: GatewayContext, ref: Reference): Prom
   return eventId === null ? null : getEvent(ctx, eventId);
 }
 
-export function resolveHotelReference(ctx: GatewayContext, ref: Reference, partnerview: boolean): Promise<HotelModel | null> | null {
+export function resolveHotelReference(
+  ctx: GatewayContext,
+  ref: Reference,
+  partnerview: boolean,
+): Promise<HotelModel | null> | null {
   const eventId = keyNumber(ref, 'Hotel', 'eventId');
   const hotelId = keyNumber(ref, 'Hotel', 'hotelId');
   return eventId === null || hotelId === null ? null : getHotel(ctx, eventId, hotelId, partnerview);
@@ -79,7 +113,10 @@ export function resolveHotelReference(ctx: GatewayContext, ref: Reference, partn
 
 /** The service has no attendee read: the key is the attendee's whole identity here. */
 export function resolveAttendeeReference(ref: Reference): AttendeeModel {
-  return { attendeeId: keyText(ref, 'Attendee', 'attendeeId'), registrationEventId: keyText(ref, 'Attendee', 'registrationEventId') };
+  return {
+    attendeeId: keyText(ref, 'Attendee', 'attendeeId'),
+    registrationEventId: keyText(ref, 'Attendee', 'registrationEventId'),
+  };
 }
 
 export function resolveQuestionReference(ctx: GatewayContext, ref: Reference): Promise<QuestionModel | null> | null {
@@ -88,7 +125,10 @@ export function resolveQuestionReference(ctx: GatewayContext, ref: Reference): P
   return eventId === null || questionId === null ? null : orNull(getQuestion(ctx, eventId, questionId));
 }
 
-export function resolveCustomFieldReference(ctx: GatewayContext, ref: Reference): Promise<CustomFieldModel | null> | null {
+export function resolveCustomFieldReference(
+  ctx: GatewayContext,
+  ref: Reference,
+): Promise<CustomFieldModel | null> | null {
   const customFieldId = keyNumber(ref, 'CustomField', 'customFieldId');
   return customFieldId === null ? null : getCustomField(ctx, customFieldId);
 }
@@ -107,12 +147,20 @@ interface ReservationKey {
 
 /** Per operation and detail flags: the references of one `_entities` arrive together and are batched. */
 function reservationLoader(ctx: GatewayContext, flags: ReservationFlags) {
-  return ctx.calls.loader(`reservation references|${stableKey(flags)}`, () =>
-    new DataLoader<ReservationKey, ReservationModel | null, string>((keys) => loadReservations(ctx, flags, keys), { cacheKeyFn: (k) => `${k.eventId}:${k.reservationNumber}` }),
+  return ctx.calls.loader(
+    `reservation references|${stableKey(flags)}`,
+    () =>
+      new DataLoader<ReservationKey, ReservationModel | null, string>((keys) => loadReservations(ctx, flags, keys), {
+        cacheKeyFn: (k) => `${k.eventId}:${k.reservationNumber}`,
+      }),
   );
 }
 
-async function loadReservations(ctx: GatewayContext, flags: ReservationFlags, keys: readonly ReservationKey[]): Promise<(ReservationModel | null)[]> {
+async function loadReservations(
+  ctx: GatewayContext,
+  flags: ReservationFlags,
+  keys: readonly ReservationKey[],
+): Promise<(ReservationModel | null)[]> {
   const numbersByEvent = new Map<number, number[]>();
   for (const k of keys) numbersByEvent.set(k.eventId, [...(numbersByEvent.get(k.eventId) ?? []), k.reservationNumber]);
   const found = new Map<string, ReservationModel | null>();
@@ -125,7 +173,12 @@ async function loadReservations(ctx: GatewayContext, flags: ReservationFlags, ke
   return keys.map((k) => found.get(`${k.eventId}:${k.reservationNumber}`) ?? null);
 }
 
-async function reservationsOfEvent(ctx: GatewayContext, eventId: number, numbers: number[], flags: ReservationFlags): Promise<(ReservationModel | null)[]> {
+async function reservationsOfEvent(
+  ctx: GatewayContext,
+  eventId: number,
+  numbers: number[],
+  flags: ReservationFlags,
+): Promise<(ReservationModel | null)[]> {
   const oneByOne = () => Promise.all(numbers.map((n) => getReservation(ctx, eventId, n, flags)));
   if (numbers.length <= RESERVATION_LOOKUPS_MAX) return oneByOne();
   const source = reservationSource(ctx, eventId, null, flags);
@@ -137,8 +190,14 @@ async function reservationsOfEvent(ctx: GatewayContext, eventId: number, numbers
   return numbers.map((n) => byNumber.get(n) ?? null);
 }
 
-export function resolveReservationReference(ctx: GatewayContext, ref: Reference, flags: ReservationFlags): Promise<ReservationModel | null> | null {
+export function resolveReservationReference(
+  ctx: GatewayContext,
+  ref: Reference,
+  flags: ReservationFlags,
+): Promise<ReservationModel | null> | null {
   const eventId = keyNumber(ref, 'Reservation', 'eventId');
   const reservationNumber = keyNumber(ref, 'Reservation', 'reservationNumber');
-  return eventId === null || reservationNumber === null ? null : reservationLoader(ctx, flags).load({ eventId, reservationNumber });
+  return eventId === null || reservationNumber === null
+    ? null
+    : reservationLoader(ctx, flags).load({ eventId, reservationNumber });
 }

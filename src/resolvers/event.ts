@@ -1,8 +1,8 @@
 import { BadInputError } from '../upstream/errors.ts';
 import type { GatewayContext } from './context.ts';
 import { checkIdList } from './ids.ts';
-import { orNull } from './request-calls.ts';
 import type { CriteriaOf, EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
+import { orNull } from './request-calls.ts';
 
 export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventModel | null> {
   return orNull(ctx.calls.read('getevent', { eventId }));
@@ -10,7 +10,8 @@ export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventMod
 
 /** In the order asked, null for unknown ids. */
 export function listEvents(ctx: GatewayContext, eventIds: number[]): Promise<(EventModel | null)[]> {
-  if (eventIds.length > 100) throw new BadInputError(`eventIds: at most 100 events at once, got ${eventIds.length}`, 'eventIds');
+  if (eventIds.length > 100)
+    throw new BadInputError(`eventIds: at most 100 events at once, got ${eventIds.length}`, 'eventIds');
   // Every id is checked before the first call: one impossible id must not cost the others' calls.
   checkIdList(eventIds, 'eventIds');
   return Promise.all(eventIds.map((id) => getEvent(ctx, id)));
@@ -21,7 +22,11 @@ export async function listGroupCodes(ctx: GatewayContext, eventId: number): Prom
 }
 
 /** One group code of an event; null when the event or the code does not exist. */
-export async function getGroupCode(ctx: GatewayContext, eventId: number, groupCode: string): Promise<GroupCodeModel | null> {
+export async function getGroupCode(
+  ctx: GatewayContext,
+  eventId: number,
+  groupCode: string,
+): Promise<GroupCodeModel | null> {
   return (await orNull(listGroupCodes(ctx, eventId)))?.find((g) => g.groupCode === groupCode) ?? null;
 }
 
@@ -31,7 +36,11 @@ export async function listPickup(ctx: GatewayContext, eventId: number): Promise<
 
 export type ShoppingViewArgs = CriteriaOf<'getshoppingviewhotels', 'eventId'>;
 
-export async function listShoppingViewHotels(ctx: GatewayContext, eventId: number, args: ShoppingViewArgs): Promise<ShoppingViewHotelModel[]> {
+export async function listShoppingViewHotels(
+  ctx: GatewayContext,
+  eventId: number,
+  args: ShoppingViewArgs,
+): Promise<ShoppingViewHotelModel[]> {
   const list = await ctx.calls.read('getshoppingviewhotels', {
     eventId,
     checkInDate: args.checkInDate ?? undefined,
@@ -42,7 +51,10 @@ export async function listShoppingViewHotels(ctx: GatewayContext, eventId: numbe
   return list.map((h) => ({ ...h, eventId }));
 }
 
-export function groupCodeLink(ctx: GatewayContext, args: { eventId: number; groupCode: string; attendeeId: string; registrationEventId: string }) {
+export function groupCodeLink(
+  ctx: GatewayContext,
+  args: { eventId: number; groupCode: string; attendeeId: string; registrationEventId: string },
+) {
   return orNull(ctx.calls.read('getgroupcodelink', args).then((r) => r.link));
 }
 

@@ -1,7 +1,7 @@
-import type { GatewayContext } from './context.ts';
-import { orNull } from './request-calls.ts';
-import type { HotelFilter, HotelModel } from './models.ts';
 import { checkParams } from '../upstream/params.ts';
+import type { GatewayContext } from './context.ts';
+import type { HotelFilter, HotelModel } from './models.ts';
+import { orNull } from './request-calls.ts';
 import { checkInput } from './validate.ts';
 
 const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase() === b.toLowerCase();
@@ -12,9 +12,22 @@ const same = (a: string | null | undefined, b: string) => (a ?? '').toLowerCase(
  * state case-insensitive), so any number of hotel lookups and filters cost that one call.
  * `partnerview` is decided once per operation (whether it selects partnerHotelId anywhere).
  */
-export async function listHotels(ctx: GatewayContext, eventId: number, partnerview: boolean, filter?: HotelFilter | null): Promise<HotelModel[]> {
+export async function listHotels(
+  ctx: GatewayContext,
+  eventId: number,
+  partnerview: boolean,
+  filter?: HotelFilter | null,
+): Promise<HotelModel[]> {
   // Filtered here, not upstream, but held to the endpoint table's limits on the same filters.
-  if (filter) checkInput('filter', () => checkParams('gethotels', ctx.account, { eventId, hotelName: filter.hotelName ?? undefined, city: filter.city ?? undefined, state: filter.state ?? undefined }));
+  if (filter)
+    checkInput('filter', () =>
+      checkParams('gethotels', ctx.account, {
+        eventId,
+        hotelName: filter.hotelName ?? undefined,
+        city: filter.city ?? undefined,
+        state: filter.state ?? undefined,
+      }),
+    );
   const { all } = await hotelsOf(ctx, eventId, partnerview);
   if (!filter) return all;
   return all.filter(
@@ -27,7 +40,12 @@ export async function listHotels(ctx: GatewayContext, eventId: number, partnervi
   );
 }
 
-export async function getHotel(ctx: GatewayContext, eventId: number, hotelId: number, partnerview: boolean): Promise<HotelModel | null> {
+export async function getHotel(
+  ctx: GatewayContext,
+  eventId: number,
+  hotelId: number,
+  partnerview: boolean,
+): Promise<HotelModel | null> {
   const hotels = await orNull(hotelsOf(ctx, eventId, partnerview));
   return hotels?.byId.get(hotelId) ?? null;
 }

@@ -23,5 +23,6 @@ export function idNumbers(localId: string, parts: number): number[] | null {
 /** Refuses a list naming an impossible id before any of its ids is fetched. */
 export function checkIdList(ids: readonly number[], arg: string): void {
   const index = ids.findIndex((id) => !isUpstreamId(id));
-  if (index >= 0) throw new BadInputError(`${arg}[${index}]: ${ids[index]} is not an identifier (0 to 2147483647)`, arg);
+  if (index >= 0)
+    throw new BadInputError(`${arg}[${index}]: ${ids[index]} is not an identifier (0 to 2147483647)`, arg);
 }

@@ -1,4 +1,4 @@
-import type { EndpointName, ParamsOf, ResultOf as Decoded } from '../upstream/endpoints.ts';
+import type { ResultOf as Decoded, EndpointName, ParamsOf } from '../upstream/endpoints.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 
 /**

@@ -11,10 +11,17 @@ const actualizedSchema = z.object({
 });
 
 /** Stores actual picked-up rooms per night; sent upstream as the JSON array the service asks for. */
-export async function recordActualizedPickup(ctx: GatewayContext, input: { eventId: number; hotelId: number; nights: { date: string; rooms: number }[] }) {
+export async function recordActualizedPickup(
+  ctx: GatewayContext,
+  input: { eventId: number; hotelId: number; nights: { date: string; rooms: number }[] },
+) {
   const a = validate(actualizedSchema, input, 'input');
-  const result = await asInput('input', () => ctx.calls.send('posteventhotelactualized', { eventId: a.eventId, hotelId: a.hotelId, actualized: a.nights }), {
-    actualized: 'nights',
-  });
+  const result = await asInput(
+    'input',
+    () => ctx.calls.send('posteventhotelactualized', { eventId: a.eventId, hotelId: a.hotelId, actualized: a.nights }),
+    {
+      actualized: 'nights',
+    },
+  );
   return { stored: result.stored ?? a.nights.length };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { mapPageOnce, type PagedSource, sourceKey } from '../connections/paged-source.ts';
+import { type Connection, resolveWindow, type WindowArgs } from '../connections/window.ts';
+import { questionType } from '../upstream/vocabulary.ts';
 import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
-import { mapPageOnce, sourceKey, type PagedSource } from '../connections/paged-source.ts';
-import { resolveWindow, type Connection, type WindowArgs } from '../connections/window.ts';
-import { questionType } from '../upstream/vocabulary.ts';
 import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */
@@ -11,7 +11,11 @@ export async function listQuestions(ctx: GatewayContext, eventId: number): Promi
   return (await ctx.calls.read('geteventquestions', { eventId })).map((q) => ({ ...q, eventId: q.eventId ?? eventId }));
 }
 
-export async function getQuestion(ctx: GatewayContext, eventId: number, questionId: number): Promise<QuestionModel | null> {
+export async function getQuestion(
+  ctx: GatewayContext,
+  eventId: number,
+  questionId: number,
+): Promise<QuestionModel | null> {
   return (await listQuestions(ctx, eventId)).find((q) => q.questionId === questionId) ?? null;
 }
 
@@ -21,9 +25,15 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
     licensee: ctx.account.systemIdentifier,
     pageCount: () => ctx.calls.read('getattendeeanswerspagecount', { eventId }),
     page: async (page) =>
-      mapPageOnce(await ctx.calls.read('getattendeeanswers', { eventId, page }), (list) => list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel)),
+      mapPageOnce(await ctx.calls.read('getattendeeanswers', { eventId, page }), (list) =>
+        list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel),
+      ),
     orderOf: byReservationThenQuestion,
-    onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getattendeeanswers', eventId, positions }, 'answers without a readable question id skipped'),
+    onUndecodable: (positions) =>
+      ctx.log?.warn(
+        { endpoint: 'getattendeeanswers', eventId, positions },
+        'answers without a readable question id skipped',
+      ),
   };
 }
 
@@ -47,8 +57,10 @@ const saveSchema = z
     enabled: z.boolean(),
   })
   .superRefine((q, ctx) => {
-    if (q.type === 2 && !q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are required for a SELECT_BOX question' });
-    if (q.type === 1 && q.options) ctx.addIssue({ code: 'custom', path: ['options'], message: 'are only for a SELECT_BOX question' });
+    if (q.type === 2 && !q.options)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'are required for a SELECT_BOX question' });
+    if (q.type === 1 && q.options)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'are only for a SELECT_BOX question' });
   });
 
 export type SaveEventQuestionInput = z.input<typeof saveSchema>;
@@ -57,8 +69,24 @@ export type SaveEventQuestionInput = z.input<typeof saveSchema>;
 export async function saveEventQuestion(ctx: GatewayContext, input: SaveEventQuestionInput): Promise<QuestionModel> {
   const q = validate(saveSchema, input, 'input');
   const options = q.options?.map((o) => ({ value: o.value, label: o.label }));
-  await asInput('input', () => ctx.calls.send('posteventquestion', { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options, enabled: q.enabled }));
+  await asInput('input', () =>
+    ctx.calls.send('posteventquestion', {
+      eventId: q.eventId,
+      questionId: q.questionId,
+      question: q.question,
+      type: q.type,
+      options,
+      enabled: q.enabled,
+    }),
+  );
   const labels = options ? Object.fromEntries(options.map((o) => [o.value, o.label])) : null;
-  const record = { eventId: q.eventId, questionId: q.questionId, question: q.question, type: q.type, options: labels, enabled: q.enabled };
+  const record = {
+    eventId: q.eventId,
+    questionId: q.questionId,
+    question: q.question,
+    type: q.type,
+    options: labels,
+    enabled: q.enabled,
+  };
   return { ...record, raw: record };
 }

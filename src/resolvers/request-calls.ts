@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
+import type { UpstreamAccount } from '../upstream/account.ts';
 import { stableKey } from '../upstream/cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { EndpointName, ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import { NotFoundError } from '../upstream/errors.ts';
-import type { UpstreamAccount } from '../upstream/account.ts';
 
 type CallName = Exclude<EndpointName, 'authenticate'>;
 
@@ -23,10 +23,17 @@ export interface RequestCalls {
 }
 
 /** `onSent` is told of every request the operation's calls actually send (the audit line counts them). */
-export function createRequestCalls(account: UpstreamAccount, upstream: UpstreamClient, onSent?: () => void): RequestCalls {
+export function createRequestCalls(
+  account: UpstreamAccount,
+  upstream: UpstreamClient,
+  onSent?: () => void,
+): RequestCalls {
   const options = onSent ? { onSent } : {};
   const reads = new DataLoader<[CallName, unknown], unknown, string>(
-    (keys) => Promise.all(keys.map(([name, params]) => upstream.call(account, name, params as never, options).catch((e: Error) => e))),
+    (keys) =>
+      Promise.all(
+        keys.map(([name, params]) => upstream.call(account, name, params as never, options).catch((e: Error) => e)),
+      ),
     { cacheKeyFn: ([name, params]) => `${name}|${stableKey(params)}` },
   );
   const loaders = new Map<string, DataLoader<unknown, unknown, string>>();

@@ -7,7 +7,10 @@ import type { GatewayContext } from './context.ts';
 import type { ReservationFilter } from './models.ts';
 
 /** The reservation filter's criteria that a subscriber's filter has (applied by the gateway to each change). */
-export type ReservationChangeFilter = Pick<ReservationFilter, 'hotelId' | 'groupCode' | 'reservationStatus' | 'attendeeId'>;
+export type ReservationChangeFilter = Pick<
+  ReservationFilter,
+  'hotelId' | 'groupCode' | 'reservationStatus' | 'attendeeId'
+>;
 
 export interface ReservationChangeArgs {
   eventId: number;
@@ -32,10 +35,14 @@ const FUTURE_TOLERANCE_MS = 60_000;
  * feed's baseline read; an unknown event or a `since` in the future then arrives on the stream as
  * its one failure, and ends it.
  */
-export function subscribeReservationChanges(ctx: GatewayContext, args: ReservationChangeArgs): AsyncIterable<ChangeEvent> {
+export function subscribeReservationChanges(
+  ctx: GatewayContext,
+  args: ReservationChangeArgs,
+): AsyncIterable<ChangeEvent> {
   const feeds = ctx.changeFeeds;
   if (!feeds) throw new Error('reservationChanged needs the gateway’s change feeds in the context');
-  if (!(args.eventId > 0)) throw new BadInputError(`eventId: must be a positive event id; got ${args.eventId}`, 'eventId');
+  if (!(args.eventId > 0))
+    throw new BadInputError(`eventId: must be a positive event id; got ${args.eventId}`, 'eventId');
   const matches = filterOf(args.filter);
 
   // Live changes that arrive while the replay is read wait, so that the replay comes first.
@@ -43,7 +50,8 @@ export function subscribeReservationChanges(ctx: GatewayContext, args: Reservati
   let replayed = new Set<string>();
   let membership: FeedMembership | undefined;
   const stream = new ChangeStream<ChangeEvent>(() => membership?.leave());
-  const deliver = (changes: readonly ReservationChange[]) => stream.push(changes.filter((change) => matches(change) && !replayed.has(change.key)));
+  const deliver = (changes: readonly ReservationChange[]) =>
+    stream.push(changes.filter((change) => matches(change) && !replayed.has(change.key)));
 
   const begin = async () => {
     try {
@@ -54,17 +62,27 @@ export function subscribeReservationChanges(ctx: GatewayContext, args: Reservati
         () => stream.finish(),
       );
     } catch (error) {
-      throw error instanceof NotFoundError ? new BadInputError(`eventId: no event ${args.eventId} for this licensee`, 'eventId') : error;
+      throw error instanceof NotFoundError
+        ? new BadInputError(`eventId: no event ${args.eventId} for this licensee`, 'eventId')
+        : error;
     }
     // The client left during the baseline read.
     if (stream.ended) return membership.leave();
     if (!args.since) return;
     const since = instantOf(args.since);
     const now = Math.max(Date.now(), membership.latestModification());
-    if (since > now + FUTURE_TOLERANCE_MS) throw new BadInputError(`since: ${args.since} is in the future; give a past instant (such as the last modifiedAt received) or leave it out`, 'since');
+    if (since > now + FUTURE_TOLERANCE_MS)
+      throw new BadInputError(
+        `since: ${args.since} is in the future; give a past instant (such as the last modifiedAt received) or leave it out`,
+        'since',
+      );
     // The service keeps no history: the replay is the current state of what was modified since then.
-  // It waits behind interactive calls for the budget, like the feeds' polls.
-    const replay = changesAmong(await upstreamSource(ctx.upstream, ctx.account, args.eventId, { priority: 'background' }).read(args.since), new Map(), since);
+    // It waits behind interactive calls for the budget, like the feeds' polls.
+    const replay = changesAmong(
+      await upstreamSource(ctx.upstream, ctx.account, args.eventId, { priority: 'background' }).read(args.since),
+      new Map(),
+      since,
+    );
     replayed = new Set(replay.map((change) => change.key));
     stream.push(replay.filter(matches));
     const waiting = held ?? [];
@@ -81,7 +99,8 @@ export function subscribeReservationChanges(ctx: GatewayContext, args: Reservati
 /** The subscriber's filter, applied by the gateway to each change (the feed polls unfiltered for everyone). */
 function filterOf(filter: ReservationChangeFilter | null | undefined): (change: ReservationChange) => boolean {
   const wanted = filter ?? {};
-  const same = (value: string | null | undefined, expected: string | null | undefined) => expected == null || value?.toLowerCase() === expected.toLowerCase();
+  const same = (value: string | null | undefined, expected: string | null | undefined) =>
+    expected == null || value?.toLowerCase() === expected.toLowerCase();
   return ({ reservation }) =>
     (wanted.hotelId == null || reservation.hotelId === wanted.hotelId) &&
     same(reservation.groupCode, wanted.groupCode) &&
@@ -90,7 +109,9 @@ function filterOf(filter: ReservationChangeFilter | null | undefined): (change: 
 }
 
 /** What our own write touched: one reservation by number, or an attendee's reservations. */
-export type WrittenReservations = { reservationNumber: number; eventId?: number | null } | { attendeeId: string; registrationEventId: string };
+export type WrittenReservations =
+  | { reservationNumber: number; eventId?: number | null }
+  | { attendeeId: string; registrationEventId: string };
 
 /**
  * After our own write that changed reservations, the feeds of their events tell the new state at
@@ -102,18 +123,28 @@ export type WrittenReservations = { reservationNumber: number; eventId?: number 
 export async function tellOwnWrite(ctx: GatewayContext, written: WrittenReservations): Promise<void> {
   const feeds = ctx.changeFeeds;
   if (!feeds) return;
-  const events = 'reservationNumber' in written && written.eventId != null ? [written.eventId] : feeds.eventsWatched(ctx.account);
+  const events =
+    'reservationNumber' in written && written.eventId != null ? [written.eventId] : feeds.eventsWatched(ctx.account);
   await Promise.all(
     events.map(async (eventId) => {
       if (!(await feeds.watching(ctx.account, eventId))) return;
       try {
-        const criteria = 'reservationNumber' in written ? { reservationNumber: written.reservationNumber } : { attendeeId: written.attendeeId };
+        const criteria =
+          'reservationNumber' in written
+            ? { reservationNumber: written.reservationNumber }
+            : { attendeeId: written.attendeeId };
         const records = (await readReservations(ctx.upstream, ctx.account, eventId, criteria)).filter((record) =>
-          'reservationNumber' in written ? record.reservationNumber === written.reservationNumber : record.registrationEventId === written.registrationEventId,
+          'reservationNumber' in written
+            ? record.reservationNumber === written.reservationNumber
+            : record.registrationEventId === written.registrationEventId,
         );
         if (records.length > 0) await feeds.publish(ctx.account, eventId, records);
       } catch (error) {
-        if (!(error instanceof NotFoundError)) ctx.log?.warn({ eventId, code: (error as { code?: string }).code ?? 'unknown' }, 'own write not told to the change feed; its next poll will');
+        if (!(error instanceof NotFoundError))
+          ctx.log?.warn(
+            { eventId, code: (error as { code?: string }).code ?? 'unknown' },
+            'own write not told to the change feed; its next poll will',
+          );
       }
     }),
   );

@@ -1,12 +1,25 @@
 import { z } from 'zod';
+import {
+  mapPageOnce,
+  memorySource,
+  type PagedSource,
+  recordsOf,
+  sourceKey,
+  UPSTREAM_PAGE,
+} from '../connections/paged-source.ts';
+import {
+  type Connection,
+  resolveWindow,
+  type StreamableConnection,
+  type WindowArgs,
+  type WindowOptions,
+} from '../connections/window.ts';
 import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
-import type { GatewayContext } from './context.ts';
-import { orNull } from './request-calls.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
-import type { ReservationFilter, ReservationModel } from './models.ts';
-import { mapPageOnce, memorySource, recordsOf, sourceKey, UPSTREAM_PAGE, type PagedSource } from '../connections/paged-source.ts';
-import { resolveWindow, type Connection, type StreamableConnection, type WindowArgs, type WindowOptions } from '../connections/window.ts';
 import { checkParams } from '../upstream/params.ts';
+import type { GatewayContext } from './context.ts';
+import type { ReservationFilter, ReservationModel } from './models.ts';
+import { orNull } from './request-calls.ts';
 import { checkInput, validate } from './validate.ts';
 
 /** The optional detail groups a selection needs (the rest of a reservation comes without flags). */
@@ -45,16 +58,30 @@ function withEvent(eventId: number, list: ResultOf<'getreservation'>): LazyList<
 }
 
 /** The reservations of an event under a filter, page by page through the request's calls (resolvers/request-calls.ts). */
-export function reservationSource(ctx: GatewayContext, eventId: number, filter: ReservationFilter | null | undefined, flags: ReservationFlags): PagedSource<ReservationModel> {
+export function reservationSource(
+  ctx: GatewayContext,
+  eventId: number,
+  filter: ReservationFilter | null | undefined,
+  flags: ReservationFlags,
+): PagedSource<ReservationModel> {
   const wire = wireFilter(eventId, filter);
-  checkInput('filter', () => checkParams('getreservationpagecount', ctx.account, wire), { modifiedAfterDate: 'modifiedAfter' });
+  checkInput('filter', () => checkParams('getreservationpagecount', ctx.account, wire), {
+    modifiedAfterDate: 'modifiedAfter',
+  });
   return {
     key: sourceKey(['reservations', wire]),
     licensee: ctx.account.systemIdentifier,
     pageCount: () => ctx.calls.read('getreservationpagecount', wire),
-    page: async (page) => mapPageOnce(await ctx.calls.read('getreservation', { ...wire, ...wireFlags(flags), page }), (list) => withEvent(eventId, list)),
+    page: async (page) =>
+      mapPageOnce(await ctx.calls.read('getreservation', { ...wire, ...wireFlags(flags), page }), (list) =>
+        withEvent(eventId, list),
+      ),
     orderOf: byReservationNumber,
-    onUndecodable: (positions) => ctx.log?.warn({ endpoint: 'getreservation', eventId, positions }, 'reservations without a readable number skipped'),
+    onUndecodable: (positions) =>
+      ctx.log?.warn(
+        { endpoint: 'getreservation', eventId, positions },
+        'reservations without a readable number skipped',
+      ),
   };
 }
 
@@ -65,13 +92,38 @@ function byReservationNumber(r: ReservationModel): readonly number[] {
 
 type Filter = ReservationFilter | null | undefined;
 
-export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs): Connection<ReservationModel>;
-export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs, options: WindowOptions): StreamableConnection<ReservationModel>;
-export function listReservations(ctx: GatewayContext, eventId: number, filter: Filter, flags: ReservationFlags, window: WindowArgs, options: WindowOptions = {}): StreamableConnection<ReservationModel> {
+export function listReservations(
+  ctx: GatewayContext,
+  eventId: number,
+  filter: Filter,
+  flags: ReservationFlags,
+  window: WindowArgs,
+): Connection<ReservationModel>;
+export function listReservations(
+  ctx: GatewayContext,
+  eventId: number,
+  filter: Filter,
+  flags: ReservationFlags,
+  window: WindowArgs,
+  options: WindowOptions,
+): StreamableConnection<ReservationModel>;
+export function listReservations(
+  ctx: GatewayContext,
+  eventId: number,
+  filter: Filter,
+  flags: ReservationFlags,
+  window: WindowArgs,
+  options: WindowOptions = {},
+): StreamableConnection<ReservationModel> {
   return resolveWindow(reservationSource(ctx, eventId, filter, flags), window, options);
 }
 
-export async function getReservation(ctx: GatewayContext, eventId: number, reservationNumber: number, flags: ReservationFlags): Promise<ReservationModel | null> {
+export async function getReservation(
+  ctx: GatewayContext,
+  eventId: number,
+  reservationNumber: number,
+  flags: ReservationFlags,
+): Promise<ReservationModel | null> {
   const page = await orNull(reservationSource(ctx, eventId, { reservationNumber }, flags).page(1));
   return page ? (recordsOf(page).find((r) => r.reservationNumber === reservationNumber) ?? null) : null;
 }
@@ -89,13 +141,17 @@ export function listAttendeeReservations(
   window: WindowArgs,
 ): Connection<ReservationModel> {
   const upstream = reservationSource(ctx, eventId, { attendeeId: attendee.attendeeId }, flags);
-  const source = memorySource({ key: sourceKey(['attendee-reservations', eventId, attendee]), licensee: ctx.account.systemIdentifier }, async () => {
-    const all: ReservationModel[] = [];
-    for (let page = 1; ; page++) {
-      const records = await upstream.page(page);
-      all.push(...recordsOf(records).filter((r) => r.registrationEventId === attendee.registrationEventId));
-      if (records.length < UPSTREAM_PAGE) return all;
-    }
-  }, byReservationNumber);
+  const source = memorySource(
+    { key: sourceKey(['attendee-reservations', eventId, attendee]), licensee: ctx.account.systemIdentifier },
+    async () => {
+      const all: ReservationModel[] = [];
+      for (let page = 1; ; page++) {
+        const records = await upstream.page(page);
+        all.push(...recordsOf(records).filter((r) => r.registrationEventId === attendee.registrationEventId));
+        if (records.length < UPSTREAM_PAGE) return all;
+      }
+    },
+    byReservationNumber,
+  );
   return resolveWindow(source, window);
 }

@@ -1,6 +1,6 @@
 import { upsertAttendee } from '../resolvers/attendee.ts';
-import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
+import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { attendeeReservations, costs, costsNothing, oneWrite } from './cost.ts';
 import { AttendeeRef, idPart, idTextParts, isNode, ReservationConnection, ReservationRef } from './refs.ts';
@@ -25,16 +25,25 @@ builder.node(AttendeeRef, {
   // The service has no attendee read: the id is the attendee's whole identity, answered without a call.
   loadOne: (key) => key,
   fields: (t) => ({
-    attendeeId: t.exposeString('attendeeId', { description: 'The registration system’s attendee id.', ...costsNothing }),
-    registrationEventId: t.exposeString('registrationEventId', { description: 'The registration system’s event id (not the service’s eventId).', ...costsNothing }),
+    attendeeId: t.exposeString('attendeeId', {
+      description: 'The registration system’s attendee id.',
+      ...costsNothing,
+    }),
+    registrationEventId: t.exposeString('registrationEventId', {
+      description: 'The registration system’s event id (not the service’s eventId).',
+      ...costsNothing,
+    }),
     reservations: t.connection(
       {
         type: ReservationRef,
         description:
-          'Reservations of one event linked to this attendee: upstream filters by attendeeId, and the gateway keeps those of this attendee’s registrationEventId (an attendee’s reservations are few, so totalCount is exact).',
+          'Reservations of one event linked to this attendee: upstream filters by attendeeId, and ' +
+          'the gateway keeps those of this attendee’s registrationEventId (an attendee’s ' +
+          'reservations are few, so totalCount is exact).',
         args: { eventId: t.arg.int({ required: true, description: 'The service’s event to look in.' }) },
         ...costs(attendeeReservations),
-        resolve: (a, args, ctx, info) => listAttendeeReservations(ctx, a, args.eventId, reservationFlags(info, ['edges', 'node']), args) as never,
+        resolve: (a, args, ctx, info) =>
+          listAttendeeReservations(ctx, a, args.eventId, reservationFlags(info, ['edges', 'node']), args) as never,
       },
       ReservationConnection,
     ),
@@ -46,7 +55,10 @@ const UpsertAttendeeInput = builder.inputType('UpsertAttendeeInput', {
   fields: (t) => ({
     attendeeId: t.string({ required: true, description: 'The registration system’s attendee id.' }),
     registrationEventId: t.string({ required: true, description: 'The registration system’s event id.' }),
-    updateReservation: t.boolean({ defaultValue: false, description: 'On update, also push the data to the linked reservation, if any.' }),
+    updateReservation: t.boolean({
+      defaultValue: false,
+      description: 'On update, also push the data to the linked reservation, if any.',
+    }),
     email: t.string({ description: 'Contact email.' }),
     ccEmails: t.stringList({ description: 'Emails that receive the credit-card confirmation.' }),
     salutation: t.string({ description: 'Salutation.' }),
@@ -68,8 +80,17 @@ const UpsertAttendeePayload = builder
   .implement({
     description: 'The attendee written.',
     fields: (t) => ({
-      attendee: t.field({ type: AttendeeRef, description: 'The attendee.', ...costsNothing, resolve: (p) => p.attendee }),
-      created: t.exposeBoolean('created', { nullable: true, description: 'True when a new record was made, false when an existing one was updated.', ...costsNothing }),
+      attendee: t.field({
+        type: AttendeeRef,
+        description: 'The attendee.',
+        ...costsNothing,
+        resolve: (p) => p.attendee,
+      }),
+      created: t.exposeBoolean('created', {
+        nullable: true,
+        description: 'True when a new record was made, false when an existing one was updated.',
+        ...costsNothing,
+      }),
     }),
   });
 
@@ -77,7 +98,9 @@ builder.mutationField('upsertAttendee', (t) =>
   t.field({
     type: UpsertAttendeePayload,
     description:
-      'Creates or updates the attendee identified by attendeeId and registrationEventId, to pre-fill the reservation form. The service removes attendee data 90 days after the attached event ended or the record was last updated.',
+      'Creates or updates the attendee identified by attendeeId and registrationEventId, to pre-fill ' +
+      'the reservation form. The service removes attendee data 90 days after the attached event ' +
+      'ended or the record was last updated.',
     args: { input: t.arg({ type: UpsertAttendeeInput, required: true, description: 'The attendee.' }) },
     ...costs(oneWrite),
     resolve: (_root, args, ctx) => upsertAttendee(ctx, args.input),

@@ -31,19 +31,30 @@ export const builder = new SchemaBuilder<{
     encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.account.systemIdentifier),
     decodeGlobalID: (globalID, ctx) => decodeLicenseeGlobalId(globalID, ctx.account.systemIdentifier),
     nodeQueryOptions: {
-      description: 'Fetches any object with a global id (an Event, Hotel, Reservation, GroupCode, EventQuestion, CustomField or Attendee); null when it does not exist or the id was made for another licensee.',
+      description:
+        'Fetches any object with a global id (an Event, Hotel, Reservation, GroupCode, ' +
+        'EventQuestion, CustomField or Attendee); null when it does not exist or the id was made for ' +
+        'another licensee.',
       args: { id: { description: 'A global id from an `id` field.' } },
       ...localToSubgraph,
       ...costs(nodeById),
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),
     },
     nodesQueryOptions: {
-      description: 'Fetches several objects by their global ids, in the same order; null for ids that do not exist or were made for another licensee.',
+      description:
+        'Fetches several objects by their global ids, in the same order; null for ids that do not ' +
+        'exist or were made for another licensee.',
       args: { ids: { description: 'Global ids from `id` fields.' } },
       ...localToSubgraph,
       ...costs(nodesByIds),
       // The plugin's own callback would load every id, unknown types included (and throw on them).
-      resolve: (_root, args, ctx, info): Promise<unknown[]> => resolveNodes(builder, ctx, info, args.ids.map((id) => (namesNode(info, id) ? id : null))),
+      resolve: (_root, args, ctx, info): Promise<unknown[]> =>
+        resolveNodes(
+          builder,
+          ctx,
+          info,
+          args.ids.map((id) => (namesNode(info, id) ? id : null)),
+        ),
     },
     nodeTypeOptions: { description: 'An object with a global id (Relay global object identification).' },
     idFieldOptions: { description: 'Global id of the object, for `node` and `nodes`.', ...costsNothing },
@@ -53,11 +64,22 @@ export const builder = new SchemaBuilder<{
     hasPreviousPageFieldOptions: { description: 'Whether records precede this page.', ...costsNothing },
     startCursorFieldOptions: { description: 'Cursor of the first record of the page.', ...costsNothing },
     endCursorFieldOptions: { description: 'Cursor of the last record of the page.', ...costsNothing },
-    cursorFieldOptions: { description: 'Opaque position of this record in the list; pass it as `after` or `before`.', ...costsNothing },
+    cursorFieldOptions: {
+      description: 'Opaque position of this record in the list; pass it as `after` or `before`.',
+      ...costsNothing,
+    },
     nodeFieldOptions: { nullable: false, description: 'The record.', ...costsNothing },
-    edgesFieldOptions: { nullable: { list: false, items: false }, description: 'The records of this page with their cursors.', ...costsNothing },
+    edgesFieldOptions: {
+      nullable: { list: false, items: false },
+      description: 'The records of this page with their cursors.',
+      ...costsNothing,
+    },
     pageInfoFieldOptions: { description: 'Where this page lies in the whole list.', ...costsNothing },
-    firstArgOptions: { description: 'Number of records from the start of the window (default 100 when neither first nor last is given, at most 5000).' },
+    firstArgOptions: {
+      description:
+        'Number of records from the start of the window (default 100 when neither first nor last is ' +
+        'given, at most 5000).',
+    },
     lastArgOptions: { description: 'Number of records from the end of the window (at most 5000).' },
     afterArgOptions: { description: 'Only records after this cursor.' },
     beforeArgOptions: { description: 'Only records before this cursor.' },
@@ -67,7 +89,9 @@ export const builder = new SchemaBuilder<{
 builder.globalConnectionField('totalCount', (t) =>
   t.int({
     nullable: false,
-    description: 'Number of records in the whole list under this filter (costs one page-count call and the last page; asked only when selected).',
+    description:
+      'Number of records in the whole list under this filter (costs one page-count call and the last ' +
+      'page; asked only when selected).',
     // Counted by the connection field's rule, which sees whether totalCount is selected.
     ...costsNothing,
     // A lazy thenable: the page count is asked only when this field is resolved.

@@ -1,5 +1,17 @@
-import { isObjectType, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema } from 'graphql';
-import { DEFAULT_WINDOW, MAX_SEEK_PAGES, MAX_STREAMED_WINDOW, MAX_WINDOW, UPSTREAM_PAGE } from '../connections/window.ts';
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  isObjectType,
+} from 'graphql';
+import {
+  DEFAULT_WINDOW,
+  MAX_SEEK_PAGES,
+  MAX_STREAMED_WINDOW,
+  MAX_WINDOW,
+  UPSTREAM_PAGE,
+} from '../connections/window.ts';
 import { RESERVATION_LOOKUPS_MAX } from '../resolvers/entities.ts';
 import { flattenFields } from './selection.ts';
 import { isStreamed } from './streamed-edges.ts';
@@ -63,7 +75,11 @@ export function fieldsWithoutCost(schema: GraphQLSchema): string[] {
   return Object.values(schema.getTypeMap())
     .filter(isObjectType)
     .filter((type) => !type.name.startsWith('__'))
-    .flatMap((type) => Object.values(type.getFields()).filter((field) => !ruleOf(field)).map((field) => `${type.name}.${field.name}`));
+    .flatMap((type) =>
+      Object.values(type.getFields())
+        .filter((field) => !ruleOf(field))
+        .map((field) => `${type.name}.${field.name}`),
+    );
 }
 
 /**
@@ -89,13 +105,22 @@ export const oneWrite: Rule = () => ({ calls: 1 });
  * selection below is counted for a page of records: a per-record lookup under a subscription is
  * as costly as under a 1000-record page of a query, and is refused the same way.
  */
-export const changeFeed: Rule = (_scope, args) => ({ calls: 1 + (args.since == null ? 0 : 1), below: { records: UPSTREAM_PAGE, events: 1 } });
+export const changeFeed: Rule = (_scope, args) => ({
+  calls: 1 + (args.since == null ? 0 : 1),
+  below: { records: UPSTREAM_PAGE, events: 1 },
+});
 
 /** One call whose answer is a value, nothing below it (a link). */
 export const oneCall: Rule = () => ({ calls: 1 });
 
-export const oncePerEvent: Rule = (scope) => ({ calls: scope.events, below: { records: scope.events, events: scope.events } });
-export const listPerEvent: Rule = (scope) => ({ calls: scope.events, below: { records: scope.events * LIST_RECORDS, events: scope.events } });
+export const oncePerEvent: Rule = (scope) => ({
+  calls: scope.events,
+  below: { records: scope.events, events: scope.events },
+});
+export const listPerEvent: Rule = (scope) => ({
+  calls: scope.events,
+  below: { records: scope.events * LIST_RECORDS, events: scope.events },
+});
 /** A hotel of the record's event: one gethotels per event serves every hotel lookup of it. */
 export const hotelOfEvent: Rule = (scope) => ({ calls: scope.events, below: scope });
 
@@ -106,20 +131,34 @@ function window(field: FieldNode, args: Args, operation: Operation): { records: 
   const selected = flattenFields(field.selectionSet, operation.fragments);
   // Streamed edges allow a larger window (connections/window.ts); each of its pages is still a call.
   const edges = selected.filter((f) => f.name.value === 'edges');
-  const streamed = first !== undefined && last === undefined && args.before == null && edges.length > 0 && edges.every((f) => isStreamed(f, operation.variables));
+  const streamed =
+    first !== undefined &&
+    last === undefined &&
+    args.before == null &&
+    edges.length > 0 &&
+    edges.every((f) => isStreamed(f, operation.variables));
   const records = Math.max(0, Math.min(first ?? last ?? DEFAULT_WINDOW, streamed ? MAX_STREAMED_WINDOW : MAX_WINDOW));
   const names = new Set(selected.map((f) => f.name.value));
   const readsWindow = names.has('edges') || names.has('pageInfo');
-  const asksNextPage = selected.some((f) => f.name.value === 'pageInfo' && flattenFields(f.selectionSet, operation.fragments).some((g) => g.name.value === 'hasNextPage'));
+  const asksNextPage = selected.some(
+    (f) =>
+      f.name.value === 'pageInfo' &&
+      flattenFields(f.selectionSet, operation.fragments).some((g) => g.name.value === 'hasNextPage'),
+  );
   const cursors = (args.after == null ? 0 : 1) + (args.before == null ? 0 : 1);
-  const pages = readsWindow ? windowPages(records, { fromStart: cursors === 0 && last === undefined, asksNextPage, cursors }) : 0;
+  const pages = readsWindow
+    ? windowPages(records, { fromStart: cursors === 0 && last === undefined, asksNextPage, cursors })
+    : 0;
   // totalCount, and last without before, cost the page count and the last page.
   const counted = names.has('totalCount') || last !== undefined;
   return { records, pages: pages + (counted ? 2 : 0) };
 }
 
 /** The pages a window of `records` can read. */
-function windowPages(records: number, { fromStart, asksNextPage, cursors }: { fromStart: boolean; asksNextPage: boolean; cursors: number }): number {
+function windowPages(
+  records: number,
+  { fromStart, asksNextPage, cursors }: { fromStart: boolean; asksNextPage: boolean; cursors: number },
+): number {
   const spanned = Math.ceil(records / UPSTREAM_PAGE);
   // From the start of the list: its own pages, and the page after when the window ends where a
   // page does and hasNextPage asks what follows.

@@ -1,12 +1,18 @@
-import { createCustomField, getCustomField, listCustomFields, setCustomFieldValue, type SetCustomFieldValueInput as SetInput } from '../resolvers/custom-field.ts';
-import { getEvent } from '../resolvers/event.ts';
-import { getReservation } from '../resolvers/reservation.ts';
+import {
+  createCustomField,
+  getCustomField,
+  listCustomFields,
+  type SetCustomFieldValueInput as SetInput,
+  setCustomFieldValue,
+} from '../resolvers/custom-field.ts';
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
-import { internalOnly } from './federation.ts';
+import { getEvent } from '../resolvers/event.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import { getReservation } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, customFieldList, oncePerEvent, oneWrite, reservationOfValue } from './cost.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import { AttendeeRef, CustomFieldRef, EventRef, isNode, rawDescription, ReservationRef } from './refs.ts';
+import { internalOnly } from './federation.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, isNode, ReservationRef, rawDescription } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
 // Keyed by the service's own number: other subgraphs know it, our opaque ids they do not.
@@ -23,9 +29,25 @@ builder.node(CustomFieldRef, {
   fields: (t) => ({
     customFieldId: t.exposeInt('customFieldId', { description: 'The service’s identifier.', ...costsNothing }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the field.', ...costsNothing }),
-    eventId: t.exposeInt('eventId', { nullable: true, description: 'The event whose reservations it is restricted to; null for all events.', ...costsNothing }),
-    event: t.field({ type: EventRef, nullable: true, description: 'That event.', ...costs(oncePerEvent), resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)) }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (f) => f.raw }),
+    eventId: t.exposeInt('eventId', {
+      nullable: true,
+      description: 'The event whose reservations it is restricted to; null for all events.',
+      ...costsNothing,
+    }),
+    event: t.field({
+      type: EventRef,
+      nullable: true,
+      description: 'That event.',
+      ...costs(oncePerEvent),
+      resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)),
+    }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (f) => f.raw,
+    }),
   }),
 });
 
@@ -47,15 +69,26 @@ const CreateCustomFieldInput = builder.inputType('CreateCustomFieldInput', {
   }),
 });
 
-const CreateCustomFieldPayload = builder.objectRef<{ customField: Awaited<ReturnType<typeof createCustomField>> }>('CreateCustomFieldPayload').implement({
-  description: 'The custom field created.',
-  fields: (t) => ({ customField: t.field({ type: CustomFieldRef, description: 'The new field.', ...costsNothing, resolve: (p) => p.customField }) }),
-});
+const CreateCustomFieldPayload = builder
+  .objectRef<{ customField: Awaited<ReturnType<typeof createCustomField>> }>('CreateCustomFieldPayload')
+  .implement({
+    description: 'The custom field created.',
+    fields: (t) => ({
+      customField: t.field({
+        type: CustomFieldRef,
+        description: 'The new field.',
+        ...costsNothing,
+        resolve: (p) => p.customField,
+      }),
+    }),
+  });
 
 builder.mutationField('createCustomField', (t) =>
   t.field({
     type: CreateCustomFieldPayload,
-    description: 'Creates a custom field. Each call creates a new one, even with a name in use; after a failure whose outcome is unknown it is not repeated.',
+    description:
+      'Creates a custom field. Each call creates a new one, even with a name in use; after a failure ' +
+      'whose outcome is unknown it is not repeated.',
     args: { input: t.arg({ type: CreateCustomFieldInput, required: true, description: 'The field.' }) },
     ...costs(oneWrite),
     resolve: async (_root, args, ctx) => ({ customField: await createCustomField(ctx, args.input) }),
@@ -70,7 +103,11 @@ const SetCustomFieldValueInput = builder.inputType('SetCustomFieldValueInput', {
     reservationNumber: t.int({ description: 'The reservation; or give attendeeId and registrationEventId.' }),
     attendeeId: t.string({ description: 'The attendee (with registrationEventId).' }),
     registrationEventId: t.string({ description: 'The attendee’s registration event (with attendeeId).' }),
-    eventId: t.int({ description: 'The reservation’s event, so the payload can return the reservation (the service looks reservations up within an event).' }),
+    eventId: t.int({
+      description:
+        'The reservation’s event, so the payload can return the reservation (the service looks ' +
+        'reservations up within an event).',
+    }),
   }),
 });
 
@@ -82,11 +119,14 @@ const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldVa
     reservation: t.field({
       type: ReservationRef,
       nullable: true,
-      description: 'The reservation, when the value was set on one and its event is known (from eventId or the field’s own event).',
+      description:
+        'The reservation, when the value was set on one and its event is known (from eventId or the ' +
+        'field’s own event).',
       ...costs(reservationOfValue),
       resolve: async (v, _args, ctx, info) => {
         if (v.reservationNumber == null) return null;
-        const eventId = v.eventId ?? (await listCustomFields(ctx)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
+        const eventId =
+          v.eventId ?? (await listCustomFields(ctx)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
         return eventId == null ? null : getReservation(ctx, eventId, v.reservationNumber, reservationFlags(info, []));
       },
     }),
@@ -95,7 +135,10 @@ const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldVa
       nullable: true,
       description: 'The attendee, when the value was set on one.',
       ...costsNothing,
-      resolve: (v) => (v.attendeeId && v.registrationEventId ? { attendeeId: v.attendeeId, registrationEventId: v.registrationEventId } : null),
+      resolve: (v) =>
+        v.attendeeId && v.registrationEventId
+          ? { attendeeId: v.attendeeId, registrationEventId: v.registrationEventId }
+          : null,
     }),
   }),
 });
@@ -104,7 +147,9 @@ builder.mutationField('setCustomFieldValue', (t) =>
   t.field({
     type: SetCustomFieldValuePayload,
     description: 'Registers a custom field’s value on a reservation or an attendee; setting it again replaces it.',
-    args: { input: t.arg({ type: SetCustomFieldValueInput, required: true, description: 'The value and where it goes.' }) },
+    args: {
+      input: t.arg({ type: SetCustomFieldValueInput, required: true, description: 'The value and where it goes.' }),
+    },
     ...costs(oneWrite),
     resolve: (_root, args, ctx) => setCustomFieldValue(ctx, args.input),
   }),

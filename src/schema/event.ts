@@ -1,16 +1,32 @@
-import { getEvent, listEvents, listGroupCodes, listPickup, listShoppingViewHotels, groupCodeLink, editReservationLink } from '../resolvers/event.ts';
-import { listHotels } from '../resolvers/hotel.ts';
-import { listReservations, getReservation } from '../resolvers/reservation.ts';
-import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
-import { idNumbers } from '../resolvers/ids.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
-import { internalOnly } from './federation.ts';
+import {
+  editReservationLink,
+  getEvent,
+  groupCodeLink,
+  listEvents,
+  listGroupCodes,
+  listPickup,
+  listShoppingViewHotels,
+} from '../resolvers/event.ts';
+import { listHotels } from '../resolvers/hotel.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import { listAnswers, listQuestions } from '../resolvers/question.ts';
+import { getReservation, listReservations } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
-import { costs, costsNothing, eventById, eventsByIds, listPerEvent, oncePerEvent, oneCall, pagedPerEvent } from './cost.ts';
+import {
+  costs,
+  costsNothing,
+  eventById,
+  eventsByIds,
+  listPerEvent,
+  oncePerEvent,
+  oneCall,
+  pagedPerEvent,
+} from './cost.ts';
 import { ShoppingViewScope } from './enums.ts';
+import { internalOnly } from './federation.ts';
 import { HotelFilter, hotelOf } from './hotel.ts';
-import { ReservationFilter } from './reservation.ts';
 import {
   AttendeeAnswerConnection,
   AttendeeAnswerRef,
@@ -20,12 +36,13 @@ import {
   GroupCodeRef,
   HotelRef,
   isNode,
-  rawDescription,
   ReservationConnection,
   ReservationRef,
   RoomPickupRef,
+  rawDescription,
   ShoppingViewHotelRef,
 } from './refs.ts';
+import { ReservationFilter } from './reservation.ts';
 import { reservationFlags, wantsPartnerview } from './selection.ts';
 import { streamsEdges } from './streamed-edges.ts';
 
@@ -44,11 +61,33 @@ builder.node(EventRef, {
     name: t.exposeString('name', { nullable: true, description: 'Name of the event.', ...costsNothing }),
     city: t.exposeString('city', { nullable: true, description: 'City where the event takes place.', ...costsNothing }),
     state: t.exposeString('state', { nullable: true, description: 'State or province.', ...costsNothing }),
-    address: t.exposeString('address', { nullable: true, description: 'Street address of the venue.', ...costsNothing }),
+    address: t.exposeString('address', {
+      nullable: true,
+      description: 'Street address of the venue.',
+      ...costsNothing,
+    }),
     zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.', ...costsNothing }),
-    startDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event starts.', ...costsNothing, resolve: (e) => e.startDate ?? null }),
-    endDate: t.field({ type: 'DateTime', nullable: true, description: 'When the event ends.', ...costsNothing, resolve: (e) => e.endDate ?? null }),
-    cutOffDate: t.field({ type: 'DateTime', nullable: true, description: 'Cut-off: after it the room block is released and hotels leave the shopping view.', ...costsNothing, resolve: (e) => e.cutOffDate ?? null }),
+    startDate: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the event starts.',
+      ...costsNothing,
+      resolve: (e) => e.startDate ?? null,
+    }),
+    endDate: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the event ends.',
+      ...costsNothing,
+      resolve: (e) => e.endDate ?? null,
+    }),
+    cutOffDate: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Cut-off: after it the room block is released and hotels leave the shopping view.',
+      ...costsNothing,
+      resolve: (e) => e.cutOffDate ?? null,
+    }),
     groupCodes: t.field({
       type: [GroupCodeRef],
       description: 'All group codes of the event: each opens a sub-block of special inventory.',
@@ -57,8 +96,15 @@ builder.node(EventRef, {
     }),
     hotels: t.field({
       type: [HotelRef],
-      description: 'Hotels assigned to the event. All hotel lookups of an event in one operation share one upstream call.',
-      args: { filter: t.arg({ type: HotelFilter, required: false, description: 'Keeps only the hotels matching every given criterion.' }) },
+      description:
+        'Hotels assigned to the event. All hotel lookups of an event in one operation share one upstream call.',
+      args: {
+        filter: t.arg({
+          type: HotelFilter,
+          required: false,
+          description: 'Keeps only the hotels matching every given criterion.',
+        }),
+      },
       ...costs(listPerEvent),
       resolve: (e, args, ctx, info) => listHotels(ctx, e.eventId, wantsPartnerview(info), args.filter),
     }),
@@ -79,12 +125,27 @@ builder.node(EventRef, {
     shoppingViewHotels: t.field({
       type: [ShoppingViewHotelRef],
       description:
-        'Hotels shown in the shopping view (only those with the Show Hotel Under Shopping View setting). With dates, only hotels with main-block inventory for every night, with their available rooms and rates.',
+        'Hotels shown in the shopping view (only those with the Show Hotel Under Shopping View ' +
+        'setting). With dates, only hotels with main-block inventory for every night, with their ' +
+        'available rooms and rates.',
       args: {
-        checkInDate: t.arg({ type: 'Date', required: false, description: 'First night of the stay; give checkOutDate with it.' }),
+        checkInDate: t.arg({
+          type: 'Date',
+          required: false,
+          description: 'First night of the stay; give checkOutDate with it.',
+        }),
         checkOutDate: t.arg({ type: 'Date', required: false, description: 'Day of departure, after checkInDate.' }),
-        scope: t.arg({ type: ShoppingViewScope, required: false, defaultValue: 'full', description: 'How much of each hotel to return.' }),
-        showPastCutoff: t.arg.boolean({ required: false, defaultValue: false, description: 'Also include hotels past their cut-off.' }),
+        scope: t.arg({
+          type: ShoppingViewScope,
+          required: false,
+          defaultValue: 'full',
+          description: 'How much of each hotel to return.',
+        }),
+        showPastCutoff: t.arg.boolean({
+          required: false,
+          defaultValue: false,
+          description: 'Also include hotels past their cut-off.',
+        }),
       },
       ...costs(listPerEvent),
       resolve: (e, args, ctx) => listShoppingViewHotels(ctx, e.eventId, args),
@@ -93,10 +154,23 @@ builder.node(EventRef, {
       {
         type: ReservationRef,
         description:
-          'Reservations of the event in reservation-number order. A cursor remembers its reservation’s number: a walk resumed after reservations joined or left the filtered list neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: the edges then arrive page by page, the first before the last page is read (`pageInfo` and `totalCount` still wait for the whole window: put them in a `@defer` fragment).',
-        args: { filter: t.arg({ type: ReservationFilter, required: false, description: 'Keeps only the reservations matching every given criterion.' }) },
+          'Reservations of the event in reservation-number order. A cursor remembers its ' +
+          'reservation’s number: a walk resumed after reservations joined or left the filtered list ' +
+          'neither skips nor repeats one. `first` is at most 5000, or 100000 with `edges @stream`: ' +
+          'the edges then arrive page by page, the first before the last page is read (`pageInfo` ' +
+          'and `totalCount` still wait for the whole window: put them in a `@defer` fragment).',
+        args: {
+          filter: t.arg({
+            type: ReservationFilter,
+            required: false,
+            description: 'Keeps only the reservations matching every given criterion.',
+          }),
+        },
         ...costs(pagedPerEvent),
-        resolve: (e, args, ctx, info) => listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, { streamed: streamsEdges(info) }) as never,
+        resolve: (e, args, ctx, info) =>
+          listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, {
+            streamed: streamsEdges(info),
+          }) as never,
       },
       ReservationConnection,
     ),
@@ -106,7 +180,8 @@ builder.node(EventRef, {
       description: 'One reservation of the event by its number; null when there is none.',
       args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
       ...costs(oncePerEvent),
-      resolve: (e, args, ctx, info) => getReservation(ctx, e.eventId, args.reservationNumber, reservationFlags(info, [])),
+      resolve: (e, args, ctx, info) =>
+        getReservation(ctx, e.eventId, args.reservationNumber, reservationFlags(info, [])),
     }),
     questions: t.field({
       type: [EventQuestionRef],
@@ -129,7 +204,13 @@ builder.node(EventRef, {
       ...costs(listPerEvent),
       resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (e) => e.raw }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (e) => e.raw,
+    }),
   }),
 });
 
@@ -145,19 +226,32 @@ builder.queryFields((t) => ({
   events: t.field({
     type: [EventRef],
     nullable: { list: false, items: true },
-    description: 'Several events, in the order of eventIds, null for unknown ones. The service cannot list events: name the ones you want.',
+    description:
+      'Several events, in the order of eventIds, null for unknown ones. The service cannot list ' +
+      'events: name the ones you want.',
     args: { eventIds: t.arg.intList({ required: true, description: 'Event identifiers (at most 100).' }) },
     ...costs(eventsByIds),
     resolve: (_root, args, ctx) => listEvents(ctx, args.eventIds),
   }),
   groupCodeLink: t.string({
     nullable: true,
-    description: 'Link to make a reservation for an event with a group code, pre-filled with an attendee’s data; null for an unknown event or group code.',
+    description:
+      'Link to make a reservation for an event with a group code, pre-filled with an attendee’s ' +
+      'data; null for an unknown event or group code.',
     args: {
       eventId: t.arg.int({ required: true, description: 'The event.' }),
-      groupCode: t.arg.string({ required: true, description: 'The group code whose special inventory the link opens.' }),
-      attendeeId: t.arg.string({ required: true, description: 'The attendee whose data pre-fills the form (the registration system’s id).' }),
-      registrationEventId: t.arg.string({ required: true, description: 'The registration system’s event id of that attendee.' }),
+      groupCode: t.arg.string({
+        required: true,
+        description: 'The group code whose special inventory the link opens.',
+      }),
+      attendeeId: t.arg.string({
+        required: true,
+        description: 'The attendee whose data pre-fills the form (the registration system’s id).',
+      }),
+      registrationEventId: t.arg.string({
+        required: true,
+        description: 'The registration system’s event id of that attendee.',
+      }),
     },
     ...costs(oneCall),
     resolve: (_root, args, ctx) => groupCodeLink(ctx, args),

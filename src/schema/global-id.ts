@@ -28,7 +28,11 @@ const NOTHING: DecodedGlobalId = { typename: '', id: '' };
  */
 
 /** The global id of a record of `typename` for the licensee `licenseeId`. */
-export function encodeLicenseeGlobalId(typename: string, localId: string | number | bigint, licenseeId: string): string {
+export function encodeLicenseeGlobalId(
+  typename: string,
+  localId: string | number | bigint,
+  licenseeId: string,
+): string {
   return encodeGlobalID(typename, `${localId}@${licenseeId}`);
 }
 

@@ -21,14 +21,35 @@ builder.node(GroupCodeRef, {
       ...costs(hotelOfEvent),
       resolve: (g, _args, ctx, info) => hotelOf(ctx, info, g.eventId, g.hotelId),
     }),
-    subBlockId: t.exposeInt('subBlockId', { nullable: true, description: 'Identifier of the sub-block.', ...costsNothing }),
-    startDate: t.field({ type: 'Date', nullable: true, description: 'First night of the sub-block.', ...costsNothing, resolve: (g) => g.startDate ?? null }),
-    endDate: t.field({ type: 'Date', nullable: true, description: 'Last day of the sub-block.', ...costsNothing, resolve: (g) => g.endDate ?? null }),
+    subBlockId: t.exposeInt('subBlockId', {
+      nullable: true,
+      description: 'Identifier of the sub-block.',
+      ...costsNothing,
+    }),
+    startDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'First night of the sub-block.',
+      ...costsNothing,
+      resolve: (g) => g.startDate ?? null,
+    }),
+    endDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'Last day of the sub-block.',
+      ...costsNothing,
+      resolve: (g) => g.endDate ?? null,
+    }),
     rooms: t.exposeInt('rooms', { nullable: true, description: 'Rooms in the sub-block.', ...costsNothing }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (g) => g.raw }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (g) => g.raw,
+    }),
   }),
 });
-
 
 /** `eventId:code`, or null when it cannot name a group code (no call is made for it). */
 function parseGroupCodeId(localId: string): { eventId: number; groupCode: string } | null {

@@ -1,14 +1,14 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from '../resolvers/context.ts';
+import { resolveHotelReference } from '../resolvers/entities.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
 import { idNumbers } from '../resolvers/ids.ts';
-import { resolveHotelReference } from '../resolvers/entities.ts';
-import { internalOnly } from './federation.ts';
-import { builder } from './builder.ts';
-import { costsNothing } from './cost.ts';
 import type { HotelFilter as HotelFilterShape } from '../resolvers/models.ts';
 import { HOTEL_STATUSES } from '../upstream/vocabulary.ts';
+import { builder } from './builder.ts';
+import { costsNothing } from './cost.ts';
 import { HotelStatus, known } from './enums.ts';
+import { internalOnly } from './federation.ts';
 import type { SameShape } from './input-shape.ts';
 import { HotelRef, isNode, rawDescription } from './refs.ts';
 import { wantsPartnerview } from './selection.ts';
@@ -17,7 +17,12 @@ import { wantsPartnerview } from './selection.ts';
  * The hotel a record points at, from the event's hotel list: every such lookup in an operation
  * shares the one gethotels of its event.
  */
-export function hotelOf(ctx: GatewayContext, info: GraphQLResolveInfo, eventId: number, hotelId: number | null | undefined) {
+export function hotelOf(
+  ctx: GatewayContext,
+  info: GraphQLResolveInfo,
+  eventId: number,
+  hotelId: number | null | undefined,
+) {
   return hotelId == null ? null : getHotel(ctx, eventId, hotelId, wantsPartnerview(info));
 }
 
@@ -56,9 +61,19 @@ builder.node(HotelRef, {
     zip: t.exposeString('zip', { nullable: true, description: 'Zip or postal code.', ...costsNothing }),
     country: t.exposeString('country', { nullable: true, description: 'Country.', ...costsNothing }),
     phone: t.exposeString('phone', { nullable: true, description: 'Phone number.', ...costsNothing }),
-    status: t.field({ type: HotelStatus, nullable: true, description: 'Whether the hotel is offered for the event.', ...costsNothing, resolve: (h) => known(HOTEL_STATUSES, h.status) }),
+    status: t.field({
+      type: HotelStatus,
+      nullable: true,
+      description: 'Whether the hotel is offered for the event.',
+      ...costsNothing,
+      resolve: (h) => known(HOTEL_STATUSES, h.status),
+    }),
     starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.', ...costsNothing }),
-    distanceMiles: t.exposeFloat('distanceMiles', { nullable: true, description: 'Distance to the venue in miles.', ...costsNothing }),
+    distanceMiles: t.exposeFloat('distanceMiles', {
+      nullable: true,
+      description: 'Distance to the venue in miles.',
+      ...costsNothing,
+    }),
     partnerHotelId: t.string({
       nullable: true,
       description: 'The partner system’s identifier of the hotel (asked of the service only when selected).',
@@ -71,6 +86,12 @@ builder.node(HotelRef, {
         return withIds.find((x) => x.hotelId === h.hotelId)?.partnerHotelId ?? null;
       },
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (h) => h.raw }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (h) => h.raw,
+    }),
   }),
 });

@@ -1,4 +1,4 @@
-import { defaultFieldResolver, isObjectType, type GraphQLSchema } from 'graphql';
+import { defaultFieldResolver, type GraphQLSchema, isObjectType } from 'graphql';
 import { builder } from './builder.ts';
 import { federationLink } from './federation.ts';
 import { toSubgraphSchema } from './subgraph.ts';
@@ -18,7 +18,9 @@ import './pickup.ts';
 
 builder.queryType({ description: 'Reads of the reservation service, for one licensee.' });
 builder.mutationType({ description: 'Writes to the reservation service, checked before anything is sent.' });
-builder.subscriptionType({ description: 'Changes of the reservation service, pushed over SSE or graphql-ws at /graphql.' });
+builder.subscriptionType({
+  description: 'Changes of the reservation service, pushed over SSE or graphql-ws at /graphql.',
+});
 
 /** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
 export const { schema, sdl: subgraphSdl } = toSubgraphSchema(

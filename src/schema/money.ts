@@ -10,4 +10,3 @@ export const Money = builder.objectRef<{ amount?: number | null; currency?: stri
     currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.', ...costsNothing }),
   }),
 });
-

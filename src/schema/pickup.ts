@@ -15,7 +15,11 @@ const RecordActualizedPickupInput = builder.inputType('RecordActualizedPickupInp
   fields: (t) => ({
     eventId: t.int({ required: true, description: 'The event.' }),
     hotelId: t.int({ required: true, description: 'The hotel.' }),
-    nights: t.field({ type: [ActualizedNightInput], required: true, description: 'The nights (1 to 366, each date once).' }),
+    nights: t.field({
+      type: [ActualizedNightInput],
+      required: true,
+      description: 'The nights (1 to 366, each date once).',
+    }),
   }),
 });
 
@@ -27,7 +31,9 @@ const RecordActualizedPickupPayload = builder.objectRef<{ stored: number }>('Rec
 builder.mutationField('recordActualizedPickup', (t) =>
   t.field({
     type: RecordActualizedPickupPayload,
-    description: 'Stores actual pickup numbers per hotel and night, which the service compares with its own; a later record for a night replaces the earlier.',
+    description:
+      'Stores actual pickup numbers per hotel and night, which the service compares with its own; a ' +
+      'later record for a night replaces the earlier.',
     args: { input: t.arg({ type: RecordActualizedPickupInput, required: true, description: 'The numbers.' }) },
     ...costs(oneWrite),
     resolve: (_root, args, ctx) => recordActualizedPickup(ctx, args.input),

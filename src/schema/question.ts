@@ -1,14 +1,14 @@
-import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/question.ts';
-import type { QuestionModel } from '../resolvers/models.ts';
-import { getReservation } from '../resolvers/reservation.ts';
 import { resolveQuestionReference } from '../resolvers/entities.ts';
-import { internalOnly } from './federation.ts';
+import { idNumbers } from '../resolvers/ids.ts';
+import type { QuestionModel } from '../resolvers/models.ts';
+import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/question.ts';
+import { getReservation } from '../resolvers/reservation.ts';
+import { QUESTION_TYPES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, defaultQuestionList, oncePerEvent, oneWrite, reservationOfEach } from './cost.ts';
-import { QUESTION_TYPES } from '../upstream/vocabulary.ts';
 import { known, QuestionType } from './enums.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, rawDescription, ReservationRef } from './refs.ts';
+import { internalOnly } from './federation.ts';
+import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, ReservationRef, rawDescription } from './refs.ts';
 import { reservationFlags } from './selection.ts';
 
 const QuestionOption = builder.objectRef<{ value: string; label: string }>('QuestionOption').implement({
@@ -25,7 +25,8 @@ builder.asEntity(EventQuestionRef, {
 });
 
 builder.node(EventQuestionRef, {
-  description: 'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
+  description:
+    'A question shown to attendees during reservation; eventId 0 marks a default question asked for all events.',
   id: { resolve: (q) => `${q.eventId}:${q.questionId}`, parse: (id) => idNumbers(id, 2) },
   isTypeOf: isNode('EventQuestion'),
   loadOne: (numbers, ctx) => {
@@ -34,18 +35,44 @@ builder.node(EventQuestionRef, {
   },
   fields: (t) => ({
     eventId: t.exposeInt('eventId', { description: 'The event, or 0 for a default question.', ...costsNothing }),
-    questionId: t.exposeInt('questionId', { description: 'The number the integrating system assigned; answers carry it.', ...costsNothing }),
-    question: t.exposeString('question', { nullable: true, description: 'Text shown to the attendee.', ...costsNothing }),
-    type: t.field({ type: QuestionType, nullable: true, description: 'Text area or select box.', ...costsNothing, resolve: (q) => known(QUESTION_TYPES, q.type) }),
+    questionId: t.exposeInt('questionId', {
+      description: 'The number the integrating system assigned; answers carry it.',
+      ...costsNothing,
+    }),
+    question: t.exposeString('question', {
+      nullable: true,
+      description: 'Text shown to the attendee.',
+      ...costsNothing,
+    }),
+    type: t.field({
+      type: QuestionType,
+      nullable: true,
+      description: 'Text area or select box.',
+      ...costsNothing,
+      resolve: (q) => known(QUESTION_TYPES, q.type),
+    }),
     options: t.field({
       type: [QuestionOption],
       nullable: true,
       description: 'Options of a select box; null for a text area.',
       ...costsNothing,
-      resolve: (q: QuestionModel) => (q.options ? Object.entries(q.options as Record<string, string>).map(([value, label]) => ({ value, label })) : null),
+      resolve: (q: QuestionModel) =>
+        q.options
+          ? Object.entries(q.options as Record<string, string>).map(([value, label]) => ({ value, label }))
+          : null,
     }),
-    enabled: t.exposeBoolean('enabled', { nullable: true, description: 'Whether the question is asked.', ...costsNothing }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (q) => q.raw }),
+    enabled: t.exposeBoolean('enabled', {
+      nullable: true,
+      description: 'Whether the question is asked.',
+      ...costsNothing,
+    }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (q) => q.raw,
+    }),
   }),
 });
 
@@ -57,20 +84,48 @@ AttendeeAnswerRef.implement({
       nullable: true,
       description: 'The reservation it was given in.',
       ...costs(reservationOfEach),
-      resolve: (a, _args, ctx, info) => (a.reservationNumber == null ? null : getReservation(ctx, a.eventId, a.reservationNumber, reservationFlags(info, []))),
+      resolve: (a, _args, ctx, info) =>
+        a.reservationNumber == null
+          ? null
+          : getReservation(ctx, a.eventId, a.reservationNumber, reservationFlags(info, [])),
     }),
     attendee: t.field({
       type: AttendeeRef,
       nullable: true,
       description: 'The attendee, when the reservation is linked to one.',
       ...costsNothing,
-      resolve: (a) => (a.attendeeId && a.registrationEventId ? { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId } : null),
+      resolve: (a) =>
+        a.attendeeId && a.registrationEventId
+          ? { attendeeId: a.attendeeId, registrationEventId: a.registrationEventId }
+          : null,
     }),
-    question: t.field({ type: EventQuestionRef, nullable: true, description: 'The question.', ...costs(oncePerEvent), resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId) }),
+    question: t.field({
+      type: EventQuestionRef,
+      nullable: true,
+      description: 'The question.',
+      ...costs(oncePerEvent),
+      resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId),
+    }),
     questionId: t.exposeInt('questionId', { description: 'The question’s id.', ...costsNothing }),
-    answer: t.exposeString('answer', { nullable: true, description: 'The answer (for a select box, the option’s value).', ...costsNothing }),
-    answeredAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was given.', ...costsNothing, resolve: (a) => a.answeredDate ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (a) => a.raw }),
+    answer: t.exposeString('answer', {
+      nullable: true,
+      description: 'The answer (for a select box, the option’s value).',
+      ...costsNothing,
+    }),
+    answeredAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it was given.',
+      ...costsNothing,
+      resolve: (a) => a.answeredDate ?? null,
+    }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (a) => a.raw,
+    }),
   }),
 });
 
@@ -98,14 +153,24 @@ const SaveEventQuestionInput = builder.inputType('SaveEventQuestionInput', {
     questionId: t.int({ required: true, description: 'Your number for the question; answers carry it.' }),
     question: t.string({ required: true, description: 'Text shown to the attendee (at most 1000 characters).' }),
     type: t.field({ type: QuestionType, required: true, description: 'Text area or select box.' }),
-    options: t.field({ type: [QuestionOptionInput], description: 'Required for a SELECT_BOX (1 to 50), refused otherwise.' }),
+    options: t.field({
+      type: [QuestionOptionInput],
+      description: 'Required for a SELECT_BOX (1 to 50), refused otherwise.',
+    }),
     enabled: t.boolean({ required: true, description: 'Whether the question is asked.' }),
   }),
 });
 
 const SaveEventQuestionPayload = builder.objectRef<{ question: QuestionModel }>('SaveEventQuestionPayload').implement({
   description: 'The question saved.',
-  fields: (t) => ({ question: t.field({ type: EventQuestionRef, description: 'The question as registered.', ...costsNothing, resolve: (p) => p.question }) }),
+  fields: (t) => ({
+    question: t.field({
+      type: EventQuestionRef,
+      description: 'The question as registered.',
+      ...costsNothing,
+      resolve: (p) => p.question,
+    }),
+  }),
 });
 
 builder.mutationField('saveEventQuestion', (t) =>

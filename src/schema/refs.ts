@@ -25,17 +25,27 @@ export const RoomPickupRef = builder.objectRef<PickupModel>('RoomPickup');
 export const ShoppingViewHotelRef = builder.objectRef<ShoppingViewHotelModel>('ShoppingViewHotel');
 
 export const ReservationConnection = builder.connectionObject(
-  { type: ReservationRef, name: 'ReservationConnection', description: 'A window of reservations over the service’s pages of 1000.' },
+  {
+    type: ReservationRef,
+    name: 'ReservationConnection',
+    description: 'A window of reservations over the service’s pages of 1000.',
+  },
   { name: 'ReservationEdge', description: 'A reservation and its cursor.' },
 );
 
 export const AttendeeAnswerConnection = builder.connectionObject(
-  { type: AttendeeAnswerRef, name: 'AttendeeAnswerConnection', description: 'A window of attendee answers over the service’s pages of 1000.' },
+  {
+    type: AttendeeAnswerRef,
+    name: 'AttendeeAnswerConnection',
+    description: 'A window of attendee answers over the service’s pages of 1000.',
+  },
   { name: 'AttendeeAnswerEdge', description: 'An answer and its cursor.' },
 );
 
 /** The raw record field every record type carries. */
-export const rawDescription = 'The record exactly as the service sent it, unknown properties included; its content depends on the detail flags the gateway had to send.';
+export const rawDescription =
+  'The record exactly as the service sent it, unknown properties included; its content depends on ' +
+  'the detail flags the gateway had to send.';
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object';

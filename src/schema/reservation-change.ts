@@ -1,5 +1,8 @@
 import { CHANGE_KINDS, type ReservationChange as ChangeModel } from '../changes/change.ts';
-import { subscribeReservationChanges, type ReservationChangeFilter as ReservationChangeFilterShape } from '../resolvers/reservation-change.ts';
+import {
+  type ReservationChangeFilter as ReservationChangeFilterShape,
+  subscribeReservationChanges,
+} from '../resolvers/reservation-change.ts';
 import { builder } from './builder.ts';
 import { changeFeed, costs, costsNothing } from './cost.ts';
 import { ReservationStatus, vocabularyEnum } from './enums.ts';
@@ -14,11 +17,28 @@ const ReservationChangeKind = vocabularyEnum('ReservationChangeKind', 'What happ
 
 const ReservationChange = builder.objectRef<ChangeModel>('ReservationChange').implement({
   description:
-    'A reservation as it is after a change. The service keeps no history: two changes to one reservation between two polls arrive as one change, with its latest state.',
+    'A reservation as it is after a change. The service keeps no history: two changes to one ' +
+    'reservation between two polls arrive as one change, with its latest state.',
   fields: (t) => ({
-    kind: t.field({ type: ReservationChangeKind, description: 'What happened.', ...costsNothing, resolve: (change) => change.kind }),
-    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it changed, as the service records it (whole minutes).', ...costsNothing, resolve: (change) => change.modifiedAt }),
-    reservation: t.field({ type: ReservationRef, description: 'The reservation in its latest state.', ...costsNothing, resolve: (change) => change.reservation }),
+    kind: t.field({
+      type: ReservationChangeKind,
+      description: 'What happened.',
+      ...costsNothing,
+      resolve: (change) => change.kind,
+    }),
+    modifiedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it changed, as the service records it (whole minutes).',
+      ...costsNothing,
+      resolve: (change) => change.modifiedAt,
+    }),
+    reservation: t.field({
+      type: ReservationRef,
+      description: 'The reservation in its latest state.',
+      ...costsNothing,
+      resolve: (change) => change.reservation,
+    }),
   }),
 });
 
@@ -37,10 +57,23 @@ builder.subscriptionField('reservationChanged', (t) =>
   t.field({
     type: ReservationChange,
     description:
-      'Reservations of the event created, changed or cancelled after `since` (default: when the subscription began), each change once, in modification order (by modification time, then reservation number: the service keeps whole minutes). The gateway polls the service for them (CHANGES_POLL_INTERVAL_MS), once per event however many subscribe. The service keeps no history: two changes to one reservation between two polls arrive as one, with its latest state, and `since` replays the current state of the reservations modified in or after the minute it falls in (so a resume from the last `modifiedAt` received may repeat that minute’s changes), then goes live. An unknown event, or a `since` in the future, is a BAD_USER_INPUT error on the stream.',
+      'Reservations of the event created, changed or cancelled after `since` (default: when the ' +
+      'subscription began), each change once, in modification order (by modification time, then ' +
+      'reservation number: the service keeps whole minutes). The gateway polls the service for them ' +
+      '(CHANGES_POLL_INTERVAL_MS), once per event however many subscribe. The service keeps no ' +
+      'history: two changes to one reservation between two polls arrive as one, with its latest ' +
+      'state, and `since` replays the current state of the reservations modified in or after the ' +
+      'minute it falls in (so a resume from the last `modifiedAt` received may repeat that minute’s ' +
+      'changes), then goes live. An unknown event, or a `since` in the future, is a BAD_USER_INPUT ' +
+      'error on the stream.',
     args: {
       eventId: t.arg.int({ required: true, description: 'The event.' }),
-      since: t.arg({ type: 'DateTime', description: 'Replay changes from this instant (for example the last `modifiedAt` received before a disconnect), then go live.' }),
+      since: t.arg({
+        type: 'DateTime',
+        description:
+          'Replay changes from this instant (for example the last `modifiedAt` received before a ' +
+          'disconnect), then go live.',
+      }),
       filter: t.arg({ type: ReservationChangeFilter, description: 'Only changes of reservations matching this.' }),
     },
     ...costs(changeFeed),

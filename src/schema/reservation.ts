@@ -1,17 +1,17 @@
 import { getCustomField } from '../resolvers/custom-field.ts';
+import { resolveReservationReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
+import { idNumbers } from '../resolvers/ids.ts';
 import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import { resolveReservationReference } from '../resolvers/entities.ts';
-import { internalOnly } from './federation.ts';
+import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
-import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
-import type { SameShape } from './input-shape.ts';
-import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, rawDescription, ReservationRef } from './refs.ts';
+import { internalOnly } from './federation.ts';
 import { hotelOf } from './hotel.ts';
+import type { SameShape } from './input-shape.ts';
+import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, ReservationRef, rawDescription } from './refs.ts';
 import { ALL_FLAGS, reservationFlags } from './selection.ts';
 
 type Room = ReservationModel['rooms'][number];
@@ -37,7 +37,9 @@ export const ReservationFilter = builder.inputType('ReservationFilter', {
     attendeeId: t.string({ description: 'Reservations linked to this attendee (the registration system’s id).' }),
     modifiedAfter: t.field({
       type: 'DateTime',
-      description: 'Reservations modified at or after this instant. The service compares whole minutes, so the minute it falls in is included.',
+      description:
+        'Reservations modified at or after this instant. The service compares whole minutes, so the ' +
+        'minute it falls in is included.',
     }),
   }),
 });
@@ -46,7 +48,13 @@ true satisfies SameShape<typeof ReservationFilter.$inferInput, ReservationFilter
 export const NightlyRate = builder.objectRef<Rate>('NightlyRate').implement({
   description: 'The rate of one night.',
   fields: (t) => ({
-    date: t.field({ type: 'Date', nullable: true, description: 'The night.', ...costsNothing, resolve: (r) => r.date ?? null }),
+    date: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'The night.',
+      ...costsNothing,
+      resolve: (r) => r.date ?? null,
+    }),
     amount: t.exposeFloat('amount', { nullable: true, description: 'The rate.', ...costsNothing }),
     currency: t.exposeString('currency', { nullable: true, description: 'ISO 4217 currency code.', ...costsNothing }),
   }),
@@ -63,15 +71,46 @@ const Guest = builder.objectRef<{ firstName?: string | null; lastName?: string |
 const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
   description: 'A room of a reservation.',
   fields: (t) => ({
-    roomId: t.exposeInt('roomId', { nullable: true, description: 'Identifier of the room in the reservation.', ...costsNothing }),
-    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.', ...costsNothing }),
+    roomId: t.exposeInt('roomId', {
+      nullable: true,
+      description: 'Identifier of the room in the reservation.',
+      ...costsNothing,
+    }),
+    roomTypeId: t.exposeInt('roomTypeId', {
+      nullable: true,
+      description: 'Identifier of the room type.',
+      ...costsNothing,
+    }),
     roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.', ...costsNothing }),
-    status: t.field({ type: RoomStatus, nullable: true, description: 'State of the room.', ...costsNothing, resolve: (r) => known(ROOM_STATUSES, r.status) }),
-    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', ...costsNothing, resolve: (r) => r.arrivalDate ?? null }),
-    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', ...costsNothing, resolve: (r) => r.departureDate ?? null }),
+    status: t.field({
+      type: RoomStatus,
+      nullable: true,
+      description: 'State of the room.',
+      ...costsNothing,
+      resolve: (r) => known(ROOM_STATUSES, r.status),
+    }),
+    arrivalDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'Arrival.',
+      ...costsNothing,
+      resolve: (r) => r.arrivalDate ?? null,
+    }),
+    departureDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'Departure.',
+      ...costsNothing,
+      resolve: (r) => r.departureDate ?? null,
+    }),
     occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.', ...costsNothing }),
     guests: t.field({ type: [Guest], description: 'Guests of the room.', ...costsNothing, resolve: (r) => r.guests }),
-    nightlyRates: t.field({ type: [NightlyRate], description: 'Rate of each night.', ...costsNothing, resolve: (r) => r.nightlyRates }),
+    nightlyRates: t.field({
+      type: [NightlyRate],
+      description: 'Rate of each night.',
+      ...costsNothing,
+      resolve: (r) => r.nightlyRates,
+    }),
   }),
 });
 
@@ -79,7 +118,9 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
 const contactField = (description: string) => ({ nullable: true as const, description, ...costsNothing });
 
 const ReservationContact = builder.objectRef<Contact>('ReservationContact').implement({
-  description: 'Who made the reservation. Address, company and preferred guest number are asked of the service only when selected.',
+  description:
+    'Who made the reservation. Address, company and preferred guest number are asked of the service ' +
+    'only when selected.',
   fields: (t) => ({
     firstName: t.exposeString('firstName', contactField('First name.')),
     lastName: t.exposeString('lastName', contactField('Last name.')),
@@ -92,23 +133,34 @@ const ReservationContact = builder.objectRef<Contact>('ReservationContact').impl
     zip: t.exposeString('zip', contactField('Zip or postal code.')),
     country: t.exposeString('country', contactField('Country.')),
     companyName: t.exposeString('companyName', contactField('Company.')),
-    preferredGuestNumber: t.exposeString('preferredGuestNumber', contactField('The hotel chain’s preferred guest number.')),
+    preferredGuestNumber: t.exposeString(
+      'preferredGuestNumber',
+      contactField('The hotel chain’s preferred guest number.'),
+    ),
   }),
 });
 
-const SubBlock = builder.objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock').implement({
-  description: 'The sub-block of a group code.',
-  fields: (t) => ({
-    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
-    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
-    name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
-  }),
-});
+const SubBlock = builder
+  .objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock')
+  .implement({
+    description: 'The sub-block of a group code.',
+    fields: (t) => ({
+      subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
+      groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
+      name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
+    }),
+  });
 
 const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').implement({
   description: 'A value registered for a custom field.',
   fields: (t) => ({
-    customField: t.field({ type: CustomFieldRef, nullable: true, description: 'The custom field.', ...costs(everyCustomField), resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId) }),
+    customField: t.field({
+      type: CustomFieldRef,
+      nullable: true,
+      description: 'The custom field.',
+      ...costs(everyCustomField),
+      resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId),
+    }),
     customFieldId: t.exposeInt('customFieldId', { description: 'Identifier of the custom field.', ...costsNothing }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the custom field.', ...costsNothing }),
     value: t.exposeString('value', { nullable: true, description: 'The value.', ...costsNothing }),
@@ -127,13 +179,30 @@ builder.node(ReservationRef, {
   isTypeOf: isNode('Reservation'),
   loadOne: (numbers, ctx) => {
     const [eventId, reservationNumber] = numbers ?? [];
-    return eventId === undefined || reservationNumber === undefined ? null : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
+    return eventId === undefined || reservationNumber === undefined
+      ? null
+      : getReservation(ctx, eventId, reservationNumber, ALL_FLAGS);
   },
   fields: (t) => ({
     reservationNumber: t.exposeInt('reservationNumber', { description: 'The reservation number.', ...costsNothing }),
-    eventId: t.exposeInt('eventId', { description: 'The event (reservation numbers are looked up within an event upstream).', ...costsNothing }),
-    event: t.field({ type: EventRef, nullable: true, description: 'The event.', ...costs(oncePerEvent), resolve: (r, _args, ctx) => getEvent(ctx, r.eventId) }),
-    status: t.field({ type: ReservationStatus, nullable: true, description: 'State of the reservation.', ...costsNothing, resolve: (r) => known(RESERVATION_STATUSES, r.status) }),
+    eventId: t.exposeInt('eventId', {
+      description: 'The event (reservation numbers are looked up within an event upstream).',
+      ...costsNothing,
+    }),
+    event: t.field({
+      type: EventRef,
+      nullable: true,
+      description: 'The event.',
+      ...costs(oncePerEvent),
+      resolve: (r, _args, ctx) => getEvent(ctx, r.eventId),
+    }),
+    status: t.field({
+      type: ReservationStatus,
+      nullable: true,
+      description: 'State of the reservation.',
+      ...costsNothing,
+      resolve: (r) => known(RESERVATION_STATUSES, r.status),
+    }),
     hotel: t.field({
       type: HotelRef,
       nullable: true,
@@ -141,8 +210,16 @@ builder.node(ReservationRef, {
       ...costs(hotelOfEvent),
       resolve: (r, _args, ctx, info) => hotelOf(ctx, info, r.eventId, r.hotelId),
     }),
-    confirmationNumber: t.exposeString('confirmationNumber', { nullable: true, description: 'The number the hotel assigned.', ...costsNothing }),
-    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Code of the sub-block it was booked in.', ...costsNothing }),
+    confirmationNumber: t.exposeString('confirmationNumber', {
+      nullable: true,
+      description: 'The number the hotel assigned.',
+      ...costsNothing,
+    }),
+    groupCode: t.exposeString('groupCode', {
+      nullable: true,
+      description: 'Code of the sub-block it was booked in.',
+      ...costsNothing,
+    }),
     subBlock: t.field({
       type: SubBlock,
       nullable: true,
@@ -150,22 +227,63 @@ builder.node(ReservationRef, {
       ...costsNothing,
       resolve: (r) => (r.subBlock?.subBlockId == null ? null : { ...r.subBlock, subBlockId: r.subBlock.subBlockId }),
     }),
-    attendeeId: t.exposeString('attendeeId', { nullable: true, description: 'The linked attendee (the registration system’s id).', ...costsNothing }),
-    registrationEventId: t.exposeString('registrationEventId', { nullable: true, description: 'The registration system’s event id of the linked attendee.', ...costsNothing }),
+    attendeeId: t.exposeString('attendeeId', {
+      nullable: true,
+      description: 'The linked attendee (the registration system’s id).',
+      ...costsNothing,
+    }),
+    registrationEventId: t.exposeString('registrationEventId', {
+      nullable: true,
+      description: 'The registration system’s event id of the linked attendee.',
+      ...costsNothing,
+    }),
     attendee: t.field({
       type: AttendeeRef,
       nullable: true,
       description: 'The linked attendee; null unless both attendeeId and registrationEventId are known.',
       ...costsNothing,
-      resolve: (r) => (r.attendeeId && r.registrationEventId ? { attendeeId: r.attendeeId, registrationEventId: r.registrationEventId } : null),
+      resolve: (r) =>
+        r.attendeeId && r.registrationEventId
+          ? { attendeeId: r.attendeeId, registrationEventId: r.registrationEventId }
+          : null,
     }),
-    arrivalDate: t.field({ type: 'Date', nullable: true, description: 'Arrival.', ...costsNothing, resolve: (r) => r.arrivalDate ?? null }),
-    departureDate: t.field({ type: 'Date', nullable: true, description: 'Departure.', ...costsNothing, resolve: (r) => r.departureDate ?? null }),
-    createdAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was made.', ...costsNothing, resolve: (r) => r.createdDate ?? null }),
-    modifiedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it last changed.', ...costsNothing, resolve: (r) => r.modifiedDate ?? null }),
+    arrivalDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'Arrival.',
+      ...costsNothing,
+      resolve: (r) => r.arrivalDate ?? null,
+    }),
+    departureDate: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'Departure.',
+      ...costsNothing,
+      resolve: (r) => r.departureDate ?? null,
+    }),
+    createdAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it was made.',
+      ...costsNothing,
+      resolve: (r) => r.createdDate ?? null,
+    }),
+    modifiedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed.',
+      ...costsNothing,
+      resolve: (r) => r.modifiedDate ?? null,
+    }),
     label1: t.exposeString('label1', { nullable: true, description: 'First label.', ...costsNothing }),
     label2: t.exposeString('label2', { nullable: true, description: 'Second label.', ...costsNothing }),
-    contact: t.field({ type: ReservationContact, nullable: true, description: 'Who made it.', ...costsNothing, resolve: (r) => r.contact ?? null }),
+    contact: t.field({
+      type: ReservationContact,
+      nullable: true,
+      description: 'Who made it.',
+      ...costsNothing,
+      resolve: (r) => r.contact ?? null,
+    }),
     rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', ...costsNothing, resolve: (r) => r.rooms }),
     customFieldValues: t.field({
       type: [CustomFieldValue],
@@ -173,6 +291,12 @@ builder.node(ReservationRef, {
       ...costsNothing,
       resolve: (r) => r.customFields ?? [],
     }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (r) => r.raw }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (r) => r.raw,
+    }),
   }),
 });

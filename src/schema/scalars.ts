@@ -1,9 +1,9 @@
 import { GraphQLError, Kind } from 'graphql';
 import { JSONResolver } from 'graphql-scalars';
 import { z } from 'zod';
+import { ErrorCode } from '../error-codes.ts';
 import { FIRST_YEAR, inYears, LAST_YEAR, parseIsoDate } from '../upstream/formats.ts';
 import { builder } from './builder.ts';
-import { ErrorCode } from '../error-codes.ts';
 
 const isoDateTime = z.iso.datetime({ offset: true });
 
@@ -15,7 +15,9 @@ function badInput(message: string): GraphQLError {
 
 function checkDateTime(value: unknown): string {
   if (typeof value !== 'string' || !isoDateTime.safeParse(value).success) {
-    throw badInput(`DateTime must be an ISO 8601 date-time with offset, like 2027-03-12T08:00:00-05:00; got ${JSON.stringify(value)}`);
+    throw badInput(
+      `DateTime must be an ISO 8601 date-time with offset, like 2027-03-12T08:00:00-05:00; got ${JSON.stringify(value)}`,
+    );
   }
   // The year as written and the year of the instant in UTC (an offset can move it across a year).
   if (!inYears(Number(value.slice(0, 4))) || !inYears(new Date(value).getUTCFullYear())) {
@@ -25,7 +27,8 @@ function checkDateTime(value: unknown): string {
 }
 
 function checkDate(value: unknown): string {
-  const outOfYears = () => badInput(`Date must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
+  const outOfYears = () =>
+    badInput(`Date must fall in the years ${FIRST_YEAR} to ${LAST_YEAR}; got ${JSON.stringify(value)}`);
   if (typeof value === 'string' && /^\d{4}-/.test(value) && !inYears(Number(value.slice(0, 4)))) throw outOfYears();
   let date: ReturnType<typeof parseIsoDate>;
   try {
@@ -45,7 +48,9 @@ const ISO_8601 = 'https://www.iso.org/iso-8601-date-and-time-format.html';
 const specifiedBy = (url: string) => ({ specifiedByURL: url, directives: { specifiedBy: { url } } });
 
 builder.scalarType('DateTime', {
-  description: 'An instant as ISO 8601 with its offset, e.g. 2027-03-12T08:00:00-05:00. Timestamps the service writes on a licensee’s wall clock are converted with that licensee’s time zone.',
+  description:
+    'An instant as ISO 8601 with its offset, e.g. 2027-03-12T08:00:00-05:00. Timestamps the service ' +
+    'writes on a licensee’s wall clock are converted with that licensee’s time zone.',
   ...specifiedBy(RFC_3339),
   serialize: (value) => value,
   parseValue: checkDateTime,

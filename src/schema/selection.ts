@@ -1,4 +1,13 @@
-import { Kind, visit, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLResolveInfo,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  visit,
+} from 'graphql';
 import type { ReservationFlags } from '../resolvers/reservation.ts';
 
 /**
@@ -38,7 +47,11 @@ export function flattenFields(
 
 /** The fragments a document defines, by name. */
 export function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
-  return Object.fromEntries(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  return Object.fromEntries(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  );
 }
 
 /**
@@ -52,17 +65,29 @@ export function rootFields(document: DocumentNode, operation: OperationDefinitio
 /** The fields selected at `path` below the field being resolved (all its occurrences merged). */
 export function selectedAt(info: GraphQLResolveInfo, path: string[]): FieldNode[] {
   let level: FieldNode[] = [...info.fieldNodes];
-  for (const name of path) level = level.flatMap((f) => flattenFields(f.selectionSet, info.fragments)).filter((f) => f.name.value === name);
+  for (const name of path)
+    level = level.flatMap((f) => flattenFields(f.selectionSet, info.fragments)).filter((f) => f.name.value === name);
   return level.flatMap((f) => flattenFields(f.selectionSet, info.fragments));
 }
 
-const FULL_CONTACT = new Set(['address', 'address2', 'city', 'state', 'zip', 'country', 'companyName', 'preferredGuestNumber']);
+const FULL_CONTACT = new Set([
+  'address',
+  'address2',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'companyName',
+  'preferredGuestNumber',
+]);
 
 /** Detail flags for the reservations found at `path` below the current field. */
 export function reservationFlags(info: GraphQLResolveInfo, path: string[]): ReservationFlags {
   const fields = selectedAt(info, path);
   const names = new Set(fields.map((f) => f.name.value));
-  const contact = fields.filter((f) => f.name.value === 'contact').flatMap((f) => flattenFields(f.selectionSet, info.fragments));
+  const contact = fields
+    .filter((f) => f.name.value === 'contact')
+    .flatMap((f) => flattenFields(f.selectionSet, info.fragments));
   return {
     fullContactInfo: contact.some((f) => FULL_CONTACT.has(f.name.value)),
     detailedSubBlockInfo: names.has('subBlock'),

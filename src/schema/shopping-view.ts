@@ -12,10 +12,23 @@ type ShoppingRoom = NonNullable<ShoppingViewHotelModel['rooms']>[number];
 const AvailableRoom = builder.objectRef<ShoppingRoom>('AvailableRoom').implement({
   description: 'A room type with inventory for every night of the stay.',
   fields: (t) => ({
-    roomTypeId: t.exposeInt('roomTypeId', { nullable: true, description: 'Identifier of the room type.', ...costsNothing }),
+    roomTypeId: t.exposeInt('roomTypeId', {
+      nullable: true,
+      description: 'Identifier of the room type.',
+      ...costsNothing,
+    }),
     roomType: t.exposeString('roomType', { nullable: true, description: 'Name of the room type.', ...costsNothing }),
-    available: t.exposeInt('available', { nullable: true, description: 'Rooms available on every night of the stay.', ...costsNothing }),
-    rates: t.field({ type: [NightlyRate], description: 'Rate of each night of the stay.', ...costsNothing, resolve: (r) => r.rates ?? [] }),
+    available: t.exposeInt('available', {
+      nullable: true,
+      description: 'Rooms available on every night of the stay.',
+      ...costsNothing,
+    }),
+    rates: t.field({
+      type: [NightlyRate],
+      description: 'Rate of each night of the stay.',
+      ...costsNothing,
+      resolve: (r) => r.rates ?? [],
+    }),
   }),
 });
 
@@ -31,11 +44,36 @@ ShoppingViewHotelRef.implement({
     }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the hotel.', ...costsNothing }),
     starRating: t.exposeInt('starRating', { nullable: true, description: 'Star rating.', ...costsNothing }),
-    description: t.exposeString('description', { nullable: true, description: 'Description shown to attendees.', ...costsNothing }),
-    pastCutoff: t.exposeBoolean('pastCutoff', { nullable: true, description: 'Whether the hotel is past its cut-off.', ...costsNothing }),
-    lowestRate: t.field({ type: Money, nullable: true, description: 'Lowest nightly rate (scope SIMPLE with dates).', ...costsNothing, resolve: (h) => h.lowestRate ?? null }),
-    rooms: t.field({ type: [AvailableRoom], nullable: true, description: 'Rooms available for the stay (scope FULL with dates).', ...costsNothing, resolve: (h) => h.rooms ?? null }),
-    raw: t.field({ type: 'JSON', description: rawDescription, ...internalOnly, ...costsNothing, resolve: (h) => h.raw }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'Description shown to attendees.',
+      ...costsNothing,
+    }),
+    pastCutoff: t.exposeBoolean('pastCutoff', {
+      nullable: true,
+      description: 'Whether the hotel is past its cut-off.',
+      ...costsNothing,
+    }),
+    lowestRate: t.field({
+      type: Money,
+      nullable: true,
+      description: 'Lowest nightly rate (scope SIMPLE with dates).',
+      ...costsNothing,
+      resolve: (h) => h.lowestRate ?? null,
+    }),
+    rooms: t.field({
+      type: [AvailableRoom],
+      nullable: true,
+      description: 'Rooms available for the stay (scope FULL with dates).',
+      ...costsNothing,
+      resolve: (h) => h.rooms ?? null,
+    }),
+    raw: t.field({
+      type: 'JSON',
+      description: rawDescription,
+      ...internalOnly,
+      ...costsNothing,
+      resolve: (h) => h.raw,
+    }),
   }),
 });
-

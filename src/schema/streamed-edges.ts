@@ -1,4 +1,4 @@
-import { Kind, type FieldNode, type GraphQLResolveInfo } from 'graphql';
+import { type FieldNode, type GraphQLResolveInfo, Kind } from 'graphql';
 import { flattenFields } from './selection.ts';
 
 /**
@@ -7,7 +7,9 @@ import { flattenFields } from './selection.ts';
  * Every occurrence of `edges` must stream: one that does not would wait for the whole list anyway.
  */
 export function streamsEdges(info: GraphQLResolveInfo): boolean {
-  const edges = info.fieldNodes.flatMap((field) => flattenFields(field.selectionSet, info.fragments)).filter((field) => field.name.value === 'edges');
+  const edges = info.fieldNodes
+    .flatMap((field) => flattenFields(field.selectionSet, info.fragments))
+    .filter((field) => field.name.value === 'edges');
   return edges.length > 0 && edges.every((field) => isStreamed(field, info.variableValues));
 }
 

@@ -1,7 +1,15 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
-import { AnyType, entitiesField, EntityType, ServiceType } from '@apollo/subgraph/dist/types.js';
+import { AnyType, EntityType, entitiesField, ServiceType } from '@apollo/subgraph/dist/types.js';
 import { hasResolvableKey } from '@pothos/plugin-federation';
-import { GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLUnionType, isObjectType } from 'graphql';
+import {
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLUnionType,
+  isObjectType,
+} from 'graphql';
 import { checkRepresentations } from '../resolvers/entities.ts';
 import { costs, costsNothing, entityReferences } from './cost.ts';
 
@@ -22,30 +30,48 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
   const entities = new GraphQLUnionType({
     ...EntityType.toConfig(),
     description: 'Every type other subgraphs can reference by its key.',
-    types: Object.values(schema.getTypeMap()).filter((type) => isObjectType(type) && hasResolvableKey(type)) as GraphQLObjectType[],
+    types: Object.values(schema.getTypeMap()).filter(
+      (type) => isObjectType(type) && hasResolvableKey(type),
+    ) as GraphQLObjectType[],
   });
-  const any = new GraphQLScalarType({ ...AnyType.toConfig(), description: 'A reference: `__typename` and the fields of one of its type’s keys.' });
+  const any = new GraphQLScalarType({
+    ...AnyType.toConfig(),
+    description: 'A reference: `__typename` and the fields of one of its type’s keys.',
+  });
   const serviceConfig = ServiceType.toConfig();
   const service = new GraphQLObjectType({
     ...serviceConfig,
     description: 'This subgraph, as composition sees it.',
-    fields: Object.fromEntries(Object.entries(serviceConfig.fields).map(([name, field]) => [name, { ...field, ...costsNothing }])),
+    fields: Object.fromEntries(
+      Object.entries(serviceConfig.fields).map(([name, field]) => [name, { ...field, ...costsNothing }]),
+    ),
   });
   let sdl = '';
   const subgraphQuery = new GraphQLObjectType({
     ...query.toConfig(),
     fields: () => ({
       _entities: {
-        description: 'Entities of this subgraph by their keys, for the federation gateway; null for a reference to nothing.',
+        description:
+          'Entities of this subgraph by their keys, for the federation gateway; null for a reference to nothing.',
         type: new GraphQLNonNull(new GraphQLList(entities)),
-        args: { representations: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(any))), description: 'The references, in the order the answer keeps.' } },
+        args: {
+          representations: {
+            type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(any))),
+            description: 'The references, in the order the answer keeps.',
+          },
+        },
         ...costs(entityReferences),
         resolve: (root, args: { representations: unknown[] }, ctx, info) => {
           checkRepresentations(args.representations);
           return entitiesField.resolve!(root, args, ctx, info);
         },
       },
-      _service: { type: new GraphQLNonNull(service), description: 'This subgraph’s schema, for composition.', ...costsNothing, resolve: () => ({ sdl }) },
+      _service: {
+        type: new GraphQLNonNull(service),
+        description: 'This subgraph’s schema, for composition.',
+        ...costsNothing,
+        resolve: () => ({ sdl }),
+      },
       ...query.toConfig().fields,
     }),
   });

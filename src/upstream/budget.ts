@@ -17,7 +17,12 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  */
 export interface BudgetStore {
   /** Takes a slot at `now` if fewer than `limit` are counted; else says when one frees (Infinity: when a call finishes). */
-  take(licensee: string, now: number, limit: number, windowMs: number): Promise<{ taken: true; slot: string } | { taken: false; freeAt: number }>;
+  take(
+    licensee: string,
+    now: number,
+    limit: number,
+    windowMs: number,
+  ): Promise<{ taken: true; slot: string } | { taken: false; freeAt: number }>;
   /** The call of this slot finished at `at`: from then on the slot leaves the window after windowMs. */
   finish(licensee: string, slot: string, at: number): Promise<void>;
   /** When each counted slot leaves the window, soonest first (Infinity for calls in flight). */
@@ -155,7 +160,8 @@ export class RateBudget {
     return new Promise<string>((resolve, reject) => {
       const waiter: Waiter = { deadline, priority, resolve, reject };
       this.expireAtDeadline(licensee, waiter);
-      const firstBackground = priority === 'interactive' ? queue.waiters.findIndex((w) => w.priority === 'background') : -1;
+      const firstBackground =
+        priority === 'interactive' ? queue.waiters.findIndex((w) => w.priority === 'background') : -1;
       if (firstBackground < 0) queue.waiters.push(waiter);
       else queue.waiters.splice(firstBackground, 0, waiter);
       void this.pump(licensee);
@@ -236,7 +242,21 @@ export class RateBudget {
 
   private queue(licensee: string): Queue {
     let q = this.queues.get(licensee);
-    if (!q) this.queues.set(licensee, (q = { waiters: [], pausedUntil: 0, wakeAt: 0, pumping: false, probing: false, backoffMs: 0, effectiveLimit: this.effectiveLimit, promised: [], repump: false }));
+    if (!q)
+      this.queues.set(
+        licensee,
+        (q = {
+          waiters: [],
+          pausedUntil: 0,
+          wakeAt: 0,
+          pumping: false,
+          probing: false,
+          backoffMs: 0,
+          effectiveLimit: this.effectiveLimit,
+          promised: [],
+          repump: false,
+        }),
+      );
     return q;
   }
 
@@ -300,10 +320,13 @@ export class RateBudget {
     clearTimeout(queue.wake);
     queue.wakeAt = at;
     // +1 ms: a send at exactly `at - windowMs` leaves the window only after `at`.
-    queue.wake = setTimeout(() => {
-      queue.wake = undefined;
-      void this.pump(licensee);
-    }, Math.min(LONGEST_TIMER_MS, Math.max(0, at - this.now() + 1)));
+    queue.wake = setTimeout(
+      () => {
+        queue.wake = undefined;
+        void this.pump(licensee);
+      },
+      Math.min(LONGEST_TIMER_MS, Math.max(0, at - this.now() + 1)),
+    );
   }
 
   /**
@@ -343,7 +366,10 @@ export class RateBudget {
     const windowMs = this.options.windowMs;
     const free = queue.effectiveLimit - freeTimes.length;
     if (position < free) return Math.max(now, queue.pausedUntil);
-    const cycle = [...freeTimes.map((t) => (t === Infinity ? now + windowMs : t)), ...Array<number>(Math.max(0, free)).fill(now + windowMs)].sort((a, b) => a - b);
+    const cycle = [
+      ...freeTimes.map((t) => (t === Infinity ? now + windowMs : t)),
+      ...Array<number>(Math.max(0, free)).fill(now + windowMs),
+    ].sort((a, b) => a - b);
     const index = position - free;
     return Math.max(cycle[index % cycle.length]! + windowMs * Math.floor(index / cycle.length), queue.pausedUntil);
   }

@@ -1,6 +1,6 @@
-import type { AnyEndpoint, EndpointName } from './endpoints.ts';
 import type { UpstreamAccount } from './account.ts';
 import type { CallPriority } from './budget.ts';
+import type { AnyEndpoint, EndpointName } from './endpoints.ts';
 
 /** One upstream call as it passes the layers of the call path (see client.ts for their order). */
 export interface UpstreamCall {

@@ -1,8 +1,17 @@
 import { BrokenCircuitError } from 'cockatiel';
+import type { UpstreamAccount } from './account.ts';
 import type { UpstreamCall } from './call.ts';
 import { schemasOf } from './endpoints.ts';
-import { AttemptFailure, BadInputError, NotFoundError, RateLimitedError, UpstreamError, UpstreamResponseError, TokenRejectedError, UpstreamUnavailableError } from './errors.ts';
-import type { UpstreamAccount } from './account.ts';
+import {
+  AttemptFailure,
+  BadInputError,
+  NotFoundError,
+  RateLimitedError,
+  TokenRejectedError,
+  UpstreamError,
+  UpstreamResponseError,
+  UpstreamUnavailableError,
+} from './errors.ts';
 import type { RawAnswer } from './transport.ts';
 
 /**
@@ -18,17 +27,25 @@ export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () =>
   const problem = describeProblem(status, body);
   const rejection = call.token === undefined ? undefined : tokenRejection(status, body, problem);
   if (rejection === 'named') throw new TokenRejectedError(`${call.name}: token refused`);
-  if (rejection === 'words') throw new TokenRejectedError(`${call.name}: token refused in words`, { refusal: refusal(call, status, problem!) });
+  if (rejection === 'words')
+    throw new TokenRejectedError(`${call.name}: token refused in words`, { refusal: refusal(call, status, problem!) });
   if (status === 429 || problem?.code === 'RATE_LIMITED') {
-    throw new AttemptFailure('throttled', 'rate limited', { status: 429, retryAfterMs: retryAfterMs(answer.headers['retry-after'], now) });
+    throw new AttemptFailure('throttled', 'rate limited', {
+      status: 429,
+      retryAfterMs: retryAfterMs(answer.headers['retry-after'], now),
+    });
   }
   if (status >= 500) throw new AttemptFailure('server', `status ${status}`, { status });
   if (problem) throw refusal(call, status, problem);
-  if (status < 200 || status >= 300) throw new UpstreamResponseError(`the reservation service answered ${call.name} with status ${status}`, status);
+  if (status < 200 || status >= 300)
+    throw new UpstreamResponseError(`the reservation service answered ${call.name} with status ${status}`, status);
   if (body === undefined) throw new AttemptFailure('malformed', 'body is not JSON', { status });
   const decoded = schemasOf(call.name, call.licensee).response.safeParse(body);
   if (!decoded.success) {
-    throw new UpstreamResponseError(`the reservation service answered ${call.name} in an unexpected shape: ${decoded.error.issues[0]?.message ?? 'invalid'}`, status);
+    throw new UpstreamResponseError(
+      `the reservation service answered ${call.name} in an unexpected shape: ${decoded.error.issues[0]?.message ?? 'invalid'}`,
+      status,
+    );
   }
   return decoded.data;
 }
@@ -38,16 +55,29 @@ export function classifyAnswer(call: UpstreamCall, answer: RawAnswer, now: () =>
  * bug: a TypeError, a store that broke) passes as it is, so the server logs it with its stack and
  * answers INTERNAL_SERVER_ERROR, rather than hiding it as an upstream failure.
  */
-export function toUpstreamError(error: unknown, call: Pick<UpstreamCall, 'name' | 'endpoint'>, rateWindowMs: number): unknown {
+export function toUpstreamError(
+  error: unknown,
+  call: Pick<UpstreamCall, 'name' | 'endpoint'>,
+  rateWindowMs: number,
+): unknown {
   if (error instanceof UpstreamError) return error;
   const { name } = call;
-  if (error instanceof BrokenCircuitError) return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
-  if (error instanceof TokenRejectedError) return error.wordsOnly?.refusal ?? new UpstreamResponseError('the reservation service refused a fresh token');
+  if (error instanceof BrokenCircuitError)
+    return new UpstreamUnavailableError('the reservation service is unavailable (circuit open); try again shortly');
+  if (error instanceof TokenRejectedError)
+    return error.wordsOnly?.refusal ?? new UpstreamResponseError('the reservation service refused a fresh token');
   if (error instanceof AttemptFailure) {
-    if (error.kind === 'throttled') return new RateLimitedError(Math.max(1, Math.ceil(Math.min(error.retryAfterMs ?? rateWindowMs, rateWindowMs) / 1000)));
-    if (error.kind === 'malformed') return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);
+    if (error.kind === 'throttled')
+      return new RateLimitedError(
+        Math.max(1, Math.ceil(Math.min(error.retryAfterMs ?? rateWindowMs, rateWindowMs) / 1000)),
+      );
+    if (error.kind === 'malformed')
+      return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);
     const doubt = error.maybeProcessed && !call.endpoint.idempotent ? ' (it may or may not have been applied)' : '';
-    return new UpstreamUnavailableError(`the reservation service could not be reached for ${name}: ${error.message}${doubt}`, error.status);
+    return new UpstreamUnavailableError(
+      `the reservation service could not be reached for ${name}: ${error.message}${doubt}`,
+      error.status,
+    );
   }
   return error;
 }
@@ -89,8 +119,10 @@ function describeProblem(status: number, body: unknown): Problem | undefined {
       const error = fields.error as Record<string, unknown>;
       return { code: text(error.code), message: text(error.message), field: text(error.field) };
     }
-    if (typeof fields.error === 'string') return { code: text(fields.code), message: fields.error, field: text(fields.field) };
-    if (fields.success === false || fields.status === 'error') return { code: text(fields.code), message: text(fields.message), field: text(fields.field) };
+    if (typeof fields.error === 'string')
+      return { code: text(fields.code), message: fields.error, field: text(fields.field) };
+    if (fields.success === false || fields.status === 'error')
+      return { code: text(fields.code), message: text(fields.message), field: text(fields.field) };
   }
   if (status >= 400) return { message: `status ${status}` };
   return undefined;
@@ -126,11 +158,17 @@ function refusal(call: UpstreamCall, status: number, problem: Problem): Upstream
   const message = clean(problem.message ?? `status ${status}`, licensee, call.token);
   const code = problem.code ?? '';
   if (name === 'authenticate' && (status === 401 || code === 'INVALID_CREDENTIALS')) {
-    return new UpstreamResponseError(`the reservation service refused the gateway's credentials for licensee ${licensee.systemIdentifier}`, status, code);
+    return new UpstreamResponseError(
+      `the reservation service refused the gateway's credentials for licensee ${licensee.systemIdentifier}`,
+      status,
+      code,
+    );
   }
   if (status === 404 || code === 'NOT_FOUND') return new NotFoundError(message, problem.field);
-  if (status === 400 || code === 'MISSING_PARAMETER' || code === 'INVALID_PARAMETER') return new BadInputError(message, problem.field, status);
-  if (status === 410 || code === 'FEATURE_UNAVAILABLE') return new UpstreamResponseError(`${name} is unavailable upstream: ${message}`, status, code);
+  if (status === 400 || code === 'MISSING_PARAMETER' || code === 'INVALID_PARAMETER')
+    return new BadInputError(message, problem.field, status);
+  if (status === 410 || code === 'FEATURE_UNAVAILABLE')
+    return new UpstreamResponseError(`${name} is unavailable upstream: ${message}`, status, code);
   return new UpstreamResponseError(`the reservation service refused ${name}: ${message}`, status, code);
 }
 

@@ -1,20 +1,27 @@
-import { MemoryCacheStore, type CacheStore } from './cache.ts';
+import type { UpstreamAccount } from './account.ts';
+import { type BudgetStore, type CallPriority, RateBudget } from './budget.ts';
+import { type CacheStore, MemoryCacheStore } from './cache.ts';
 import { compose, type NamedLayer, type Send, type UpstreamCall } from './call.ts';
 import { classifyAnswer, toUpstreamError } from './classify.ts';
-import { ENDPOINTS, versionOf, type AnyEndpoint, type EndpointName, type ParamsOf, type ResultOf } from './endpoints.ts';
+import {
+  type AnyEndpoint,
+  ENDPOINTS,
+  type EndpointName,
+  type ParamsOf,
+  type ResultOf,
+  versionOf,
+} from './endpoints.ts';
+import { AttemptFailure } from './errors.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/shared-reads.ts';
 import { tokenLayer } from './layers/token.ts';
-import type { UpstreamAccount } from './account.ts';
-import { checkParams } from './params.ts';
-import { RateBudget, type BudgetStore, type CallPriority } from './budget.ts';
 import type { UpstreamObserver } from './observer.ts';
+import { checkParams } from './params.ts';
 import { Readiness } from './readiness.ts';
 import { createBreaker } from './resilience.ts';
-import { TokenManager, type AuthenticateAttempts, type TokenStore } from './tokens.ts';
-import { Transport, type RawAnswer } from './transport.ts';
-import { AttemptFailure } from './errors.ts';
+import { type AuthenticateAttempts, TokenManager, type TokenStore } from './tokens.ts';
+import { type RawAnswer, Transport } from './transport.ts';
 
 export interface UpstreamOptions {
   /** The service, without /api/… */
@@ -74,13 +81,23 @@ export class UpstreamClient {
   constructor(private readonly options: UpstreamOptions) {
     const now = (this.now = options.now ?? Date.now);
     this.transport = new Transport(options);
-    this.budget = new RateBudget({ limit: options.rateLimit, windowMs: options.rateWindowMs, margin: options.rateMargin, store: options.stores?.budget, now });
+    this.budget = new RateBudget({
+      limit: options.rateLimit,
+      windowMs: options.rateWindowMs,
+      margin: options.rateMargin,
+      store: options.stores?.budget,
+      now,
+    });
     const breaker = createBreaker(options.halfOpenAfterMs);
     const answer: Send = async (call) => {
       call.onSent?.();
       return classifyAnswer(call, await this.sendObserved(call), now);
     };
-    this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), { store: options.stores?.tokens, now, logger: options.logger });
+    this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), {
+      store: options.stores?.tokens,
+      now,
+      logger: options.logger,
+    });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
     this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore(), options.pageTtlMs ?? 0);
 
@@ -92,11 +109,19 @@ export class UpstreamClient {
       { name: 'readiness', layer: this.readiness.layer },
     ];
     const authenticatePaths = {
-      retrying: compose([{ name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES, now }) }, ...authenticateLayers], answer),
+      retrying: compose(
+        [{ name: 'retry', layer: retryLayer({ maxRetries: AUTHENTICATE_RETRIES, now }) }, ...authenticateLayers],
+        answer,
+      ),
       once: compose(authenticateLayers, answer),
     };
     const authenticate = async (licensee: UpstreamAccount, attempts: AuthenticateAttempts): Promise<string> => {
-      const call = this.prepare(licensee, 'authenticate', { key: licensee.key, systemIdentifier: licensee.systemIdentifier }, {});
+      const call = this.prepare(
+        licensee,
+        'authenticate',
+        { key: licensee.key, systemIdentifier: licensee.systemIdentifier },
+        {},
+      );
       const result = await authenticatePaths[attempts](call).catch((error: unknown) => {
         throw toUpstreamError(error, call, options.rateWindowMs);
       });
@@ -118,12 +143,21 @@ export class UpstreamClient {
   }
 
   /** Calls one endpoint for a licensee with typed parameters; resolves to the decoded answer. */
-  async call<N extends Exclude<EndpointName, 'authenticate'>>(licensee: UpstreamAccount, name: N, params: ParamsOf<N>, options: CallOptions = {}): Promise<ResultOf<N>> {
+  async call<N extends Exclude<EndpointName, 'authenticate'>>(
+    licensee: UpstreamAccount,
+    name: N,
+    params: ParamsOf<N>,
+    options: CallOptions = {},
+  ): Promise<ResultOf<N>> {
     let sent = false;
-    const call = this.prepare(licensee, name, params, { ...options, onSent: () => ((sent = true), options.onSent?.()) });
+    const call = this.prepare(licensee, name, params, {
+      ...options,
+      onSent: () => ((sent = true), options.onSent?.()),
+    });
     try {
       const result = (await this.path(call)) as ResultOf<N>;
-      if (this.reads.ttlOf(call.endpoint) > 0) this.options.observer?.cacheRead?.({ licensee: licensee.systemIdentifier, endpoint: name, hit: !sent });
+      if (this.reads.ttlOf(call.endpoint) > 0)
+        this.options.observer?.cacheRead?.({ licensee: licensee.systemIdentifier, endpoint: name, hit: !sent });
       return result;
     } catch (error) {
       throw toUpstreamError(error, call, this.options.rateWindowMs);
@@ -165,7 +199,15 @@ export class UpstreamClient {
     const startedAt = this.now();
     const started = performance.now();
     const tell = (status: number | 'network' | 'timeout') =>
-      observer.attempt({ licensee: call.licensee.systemIdentifier, endpoint: call.name, version: versionOf(call.name), status, attempt, durationMs: performance.now() - started, startedAt });
+      observer.attempt({
+        licensee: call.licensee.systemIdentifier,
+        endpoint: call.name,
+        version: versionOf(call.name),
+        status,
+        attempt,
+        durationMs: performance.now() - started,
+        startedAt,
+      });
     try {
       const answer = await this.transport.send(call);
       tell(answer.status);

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { FormatError, fromUpstreamDate, fromUpstreamTimestamp, normalizeIsoTimestamp, parseIsoDate, toCountryCode, toUpstreamDate, toUpstreamTimestamp } from './formats.ts';
+import {
+  FormatError,
+  fromUpstreamDate,
+  fromUpstreamTimestamp,
+  normalizeIsoTimestamp,
+  parseIsoDate,
+  toCountryCode,
+  toUpstreamDate,
+  toUpstreamTimestamp,
+} from './formats.ts';
 
 /**
  * Zod pieces for the endpoint table. Response pieces are lenient, as the tolerated variations
@@ -24,14 +33,33 @@ export const fromService = {
   text: () => z.preprocess(toText, z.string()).nullish().catch(null),
   bool: () => z.preprocess(toBool, z.boolean()).nullish().catch(null),
   /** `dd-Mon-yyyy` (or ISO) → `yyyy-mm-dd`; null when unreadable. */
-  date: () => z.preprocess(toText, z.string()).transform((s, ctx) => lenient(() => fromUpstreamDate(s), ctx)).nullish().catch(null),
+  date: () =>
+    z
+      .preprocess(toText, z.string())
+      .transform((s, ctx) => lenient(() => fromUpstreamDate(s), ctx))
+      .nullish()
+      .catch(null),
   /** `dd-Mon-yyyy h:mm am` in the licensee's zone (or ISO) → ISO with offset. */
   timestamp: (zone: string) =>
-    z.preprocess(toText, z.string()).transform((s, ctx) => lenient(() => fromUpstreamTimestamp(s, zone), ctx)).nullish().catch(null),
+    z
+      .preprocess(toText, z.string())
+      .transform((s, ctx) => lenient(() => fromUpstreamTimestamp(s, zone), ctx))
+      .nullish()
+      .catch(null),
   /** An ISO 8601 timestamp with offset, as event dates are specified. */
-  isoTimestamp: () => z.string().transform((s, ctx) => lenient(() => normalizeIsoTimestamp(s), ctx)).nullish().catch(null),
+  isoTimestamp: () =>
+    z
+      .string()
+      .transform((s, ctx) => lenient(() => normalizeIsoTimestamp(s), ctx))
+      .nullish()
+      .catch(null),
   /** A list, unwrapped from `{"anything": [...]}` when upstream wraps it; items that fail are dropped. */
-  list: <T extends z.ZodType>(item: T) => z.preprocess(unwrapList, z.array(z.unknown())).transform((items) => keepValid(item, items)).nullish().catch(null),
+  list: <T extends z.ZodType>(item: T) =>
+    z
+      .preprocess(unwrapList, z.array(z.unknown()))
+      .transform((items) => keepValid(item, items))
+      .nullish()
+      .catch(null),
   object: <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape).nullish().catch(null),
   /** A record of the service: its known fields parsed, plus `raw`, the record exactly as received. */
   record: <T extends z.ZodRawShape>(shape: T) => {
@@ -39,7 +67,8 @@ export const fromService = {
     return z.unknown().transform((value, ctx) => {
       const parsed = inner.safeParse(value);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
         return z.NEVER;
       }
       return { ...parsed.data, raw: value as Record<string, unknown> };
@@ -84,7 +113,8 @@ export const toService = {
   /** `yyyy-mm-dd`, checked and sent as is (the shopping view takes it so). */
   isoDate: () => z.string().transform((s, ctx) => strict(() => parseIsoDate(s).toString(), ctx)),
   /** ISO instant → `dd-Mon-yyyy h:mm am` in the licensee's zone. */
-  upstreamTimestamp: (zone: string) => z.string().transform((s, ctx) => strict(() => toUpstreamTimestamp(s, zone), ctx)),
+  upstreamTimestamp: (zone: string) =>
+    z.string().transform((s, ctx) => strict(() => toUpstreamTimestamp(s, zone), ctx)),
   country: () => z.string().transform((s, ctx) => strict(() => toCountryCode(s), ctx)),
 };
 

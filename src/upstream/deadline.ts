@@ -2,7 +2,12 @@
  * Waits for `promise` until `deadline` (ms since epoch) at most: then rejects with `onLate()`.
  * The work behind the promise goes on; only this caller stops waiting for it.
  */
-export function withDeadline<T>(promise: Promise<T>, deadline: number, onLate: () => Error, now: () => number = Date.now): Promise<T> {
+export function withDeadline<T>(
+  promise: Promise<T>,
+  deadline: number,
+  onLate: () => Error,
+  now: () => number = Date.now,
+): Promise<T> {
   // setTimeout fires at once for delays beyond 2^31 - 1 ms: an unbounded wait needs no timer.
   if (deadline === Infinity) return promise;
   const remaining = deadline - now();

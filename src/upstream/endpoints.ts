@@ -90,7 +90,8 @@ const hotelShape = {
   partnerHotelId: fromService.text(),
 };
 
-const rate = () => z.looseObject({ date: fromService.date(), amount: fromService.number(), currency: fromService.text() });
+const rate = () =>
+  z.looseObject({ date: fromService.date(), amount: fromService.number(), currency: fromService.text() });
 const rates = () => fromService.list(rate()).transform((x) => x ?? []);
 
 const reservation = (zone: string) =>
@@ -134,15 +135,23 @@ const reservation = (zone: string) =>
           arrivalDate: fromService.date(),
           departureDate: fromService.date(),
           occupancy: fromService.int(),
-          guests: fromService.list(z.looseObject({ firstName: fromService.text(), lastName: fromService.text() })).transform((x) => x ?? []),
+          guests: fromService
+            .list(z.looseObject({ firstName: fromService.text(), lastName: fromService.text() }))
+            .transform((x) => x ?? []),
           nightlyRates: rates(),
         }),
       )
       .transform((x) => x ?? []),
     event: fromService.object({ eventId: fromService.int(), name: fromService.text() }),
     hotel: fromService.object(hotelShape),
-    subBlock: fromService.object({ subBlockId: fromService.int(), groupCode: fromService.text(), name: fromService.text() }),
-    customFields: fromService.list(z.looseObject({ customFieldId: fromService.id(), name: fromService.text(), value: fromService.text() })),
+    subBlock: fromService.object({
+      subBlockId: fromService.int(),
+      groupCode: fromService.text(),
+      name: fromService.text(),
+    }),
+    customFields: fromService.list(
+      z.looseObject({ customFieldId: fromService.id(), name: fromService.text(), value: fromService.text() }),
+    ),
     partnerHotelId: fromService.text(),
   });
 
@@ -152,11 +161,18 @@ const question = () =>
     questionId: fromService.id(),
     question: fromService.text(),
     type: fromService.int(),
-    options: z.record(z.string(), z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string())).nullish().catch(null),
+    options: z
+      .record(
+        z.string(),
+        z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string()),
+      )
+      .nullish()
+      .catch(null),
     enabled: fromService.bool(),
   });
 
-const customField = () => fromService.record({ customFieldId: fromService.id(), name: fromService.text(), eventId: fromService.int() });
+const customField = () =>
+  fromService.record({ customFieldId: fromService.id(), name: fromService.text(), eventId: fromService.int() });
 
 /** `{"pageCount": 3}`, or a bare integer (tolerated variation). */
 const pageCount = () =>
@@ -290,7 +306,12 @@ export const ENDPOINTS = {
         eventId: toService.id(),
         hotelId: toService.id(),
         actualized: z
-          .array(z.strictObject({ date: toService.upstreamDate(), rooms: z.number().int().min(0, 'must not be negative').max(100_000, 'must be at most 100000') }))
+          .array(
+            z.strictObject({
+              date: toService.upstreamDate(),
+              rooms: z.number().int().min(0, 'must not be negative').max(100_000, 'must be at most 100000'),
+            }),
+          )
           .min(1, 'must hold at least one night')
           .max(366, 'must hold at most 366 nights')
           .superRefine(eachDateOnce),
@@ -320,10 +341,16 @@ export const ENDPOINTS = {
           message: 'must be after checkInDate',
           path: ['checkOutDate'],
         })
-        .refine((q) => q.checkInDate === undefined || q.checkOutDate === undefined || nightsBetween(q.checkInDate, q.checkOutDate) <= MAX_STAY_NIGHTS, {
-          message: `must be at most ${MAX_STAY_NIGHTS} nights after checkInDate`,
-          path: ['checkOutDate'],
-        }),
+        .refine(
+          (q) =>
+            q.checkInDate === undefined ||
+            q.checkOutDate === undefined ||
+            nightsBetween(q.checkInDate, q.checkOutDate) <= MAX_STAY_NIGHTS,
+          {
+            message: `must be at most ${MAX_STAY_NIGHTS} nights after checkInDate`,
+            path: ['checkOutDate'],
+          },
+        ),
     response: () =>
       list(
         fromService.record({
@@ -333,7 +360,14 @@ export const ENDPOINTS = {
           description: fromService.text(),
           pastCutoff: fromService.bool(),
           lowestRate: fromService.object({ amount: fromService.number(), currency: fromService.text() }),
-          rooms: fromService.list(z.looseObject({ roomTypeId: fromService.int(), roomType: fromService.text(), available: fromService.int(), rates: rates() })),
+          rooms: fromService.list(
+            z.looseObject({
+              roomTypeId: fromService.int(),
+              roomType: fromService.text(),
+              available: fromService.int(),
+              rates: rates(),
+            }),
+          ),
         }),
       ),
     idempotent: true,
@@ -380,7 +414,12 @@ export const ENDPOINTS = {
           // A list here, so that a refusal names the option by its place; sent as a value → label object.
           // (A record's keys went unchecked: zod 4 let a 256-character value through.)
           options: z
-            .array(z.strictObject({ value: toService.text(255).min(1, 'must not be empty'), label: toService.text(100).min(1, 'must not be empty') }))
+            .array(
+              z.strictObject({
+                value: toService.text(255).min(1, 'must not be empty'),
+                label: toService.text(100).min(1, 'must not be empty'),
+              }),
+            )
             .min(1, 'must hold at least one option')
             .max(50, 'must hold at most 50 options')
             .refine((list) => new Set(list.map((o) => o.value)).size === list.length, 'option values must be distinct')
@@ -392,7 +431,8 @@ export const ENDPOINTS = {
           message: 'options are required for a select box (type 2) and refused otherwise',
           path: ['options'],
         }),
-    response: () => z.looseObject({ success: fromService.bool(), eventId: fromService.int(), questionId: fromService.int() }),
+    response: () =>
+      z.looseObject({ success: fromService.bool(), eventId: fromService.int(), questionId: fromService.int() }),
     // Posting the same (eventId, questionId) again replaces it: repeating is harmless.
     idempotent: true,
     cacheTtlMs: 0,
@@ -467,14 +507,21 @@ export const ENDPOINTS = {
           attendeeId: toService.text().min(1).optional(),
           registrationEventId: toService.text().min(1).optional(),
         })
-        .refine((q) => (q.reservationId !== undefined) !== (q.attendeeId !== undefined || q.registrationEventId !== undefined), {
-          message: 'give either reservationId, or attendeeId and registrationEventId',
-          path: ['reservationId'],
-        })
-        .refine((q) => q.reservationId !== undefined || (q.attendeeId !== undefined && q.registrationEventId !== undefined), {
-          message: 'attendeeId and registrationEventId go together',
-          path: ['registrationEventId'],
-        }),
+        .refine(
+          (q) =>
+            (q.reservationId !== undefined) !== (q.attendeeId !== undefined || q.registrationEventId !== undefined),
+          {
+            message: 'give either reservationId, or attendeeId and registrationEventId',
+            path: ['reservationId'],
+          },
+        )
+        .refine(
+          (q) => q.reservationId !== undefined || (q.attendeeId !== undefined && q.registrationEventId !== undefined),
+          {
+            message: 'attendeeId and registrationEventId go together',
+            path: ['registrationEventId'],
+          },
+        ),
     response: ack,
     // Posting again replaces the value.
     idempotent: true,
@@ -510,7 +557,13 @@ export const ENDPOINTS = {
         country: toService.country().optional(),
         phone: toService.text().optional(),
       }),
-    response: () => z.looseObject({ success: fromService.bool(), created: fromService.bool(), attendeeId: fromService.text(), registrationEventId: fromService.text() }),
+    response: () =>
+      z.looseObject({
+        success: fromService.bool(),
+        created: fromService.bool(),
+        attendeeId: fromService.text(),
+        registrationEventId: fromService.text(),
+      }),
     // Create-or-update by (attendeeId, registrationEventId): repeating is harmless.
     idempotent: true,
     cacheTtlMs: 0,
@@ -521,7 +574,12 @@ export const ENDPOINTS = {
     versions: LINKS,
     body: 'form',
     params: () =>
-      z.strictObject({ eventId: toService.id(), groupCode: toService.text().min(1), attendeeId: toService.text().min(1), registrationEventId: toService.text().min(1) }),
+      z.strictObject({
+        eventId: toService.id(),
+        groupCode: toService.text().min(1),
+        attendeeId: toService.text().min(1),
+        registrationEventId: toService.text().min(1),
+      }),
     response: () => z.looseObject({ link: z.string().min(1) }),
     idempotent: true,
     cacheTtlMs: 0,

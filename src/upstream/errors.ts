@@ -6,8 +6,11 @@ import { ErrorCode } from '../error-codes.ts';
  * key or a token.
  */
 export type UpstreamErrorCode = (typeof ErrorCode)[
-  'BAD_USER_INPUT' | 'NOT_FOUND' | 'RATE_LIMITED' | 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR'
-];
+  | 'BAD_USER_INPUT'
+  | 'NOT_FOUND'
+  | 'RATE_LIMITED'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'UPSTREAM_ERROR'];
 
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
@@ -38,7 +41,10 @@ export class InvalidParamsError extends BadInputError {
     readonly path: readonly (string | number)[],
     readonly reason: string,
   ) {
-    super(path.length > 0 ? `${path.join('.')}: ${reason}` : reason, path[0] === undefined ? undefined : String(path[0]));
+    super(
+      path.length > 0 ? `${path.join('.')}: ${reason}` : reason,
+      path[0] === undefined ? undefined : String(path[0]),
+    );
   }
 }
 
@@ -53,7 +59,9 @@ export class NotFoundError extends UpstreamError {
 export class RateLimitedError extends UpstreamError {
   override name = 'RateLimitedError';
   constructor(readonly retryAfterSeconds: number) {
-    super(ErrorCode.RATE_LIMITED, `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, { retryAfterSeconds });
+    super(ErrorCode.RATE_LIMITED, `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, {
+      retryAfterSeconds,
+    });
   }
 }
 

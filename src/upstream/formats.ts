@@ -185,7 +185,9 @@ function countryKey(name: string): string {
  * names it lacks; ISO's table wins where the two disagree ("Congo" is the Republic of the Congo).
  */
 const COUNTRY_BY_KEY = new Map<string, string>([
-  ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) => names.map((name) => [countryKey(name), code] as const)),
+  ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) =>
+    names.map((name) => [countryKey(name), code] as const),
+  ),
   ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
   // ISO's short name for VA is "Holy See (the)"; pycountry, the source of that table, lists it longer.
   [countryKey('Holy See'), 'VA'],

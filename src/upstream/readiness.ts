@@ -1,6 +1,6 @@
+import type { UpstreamAccount } from './account.ts';
 import type { Layer } from './call.ts';
 import { withDeadline } from './deadline.ts';
-import type { UpstreamAccount } from './account.ts';
 import type { Breaker } from './resilience.ts';
 import type { TokenManager } from './tokens.ts';
 
@@ -44,7 +44,8 @@ export class Readiness {
 
   async ready(licensee: UpstreamAccount): Promise<boolean> {
     if (this.options.breaker.isOpen()) return false;
-    if (this.lastCallSucceeded.get(licensee.systemIdentifier) === true || (await this.options.tokens.holds(licensee))) return true;
+    if (this.lastCallSucceeded.get(licensee.systemIdentifier) === true || (await this.options.tokens.holds(licensee)))
+      return true;
     const askedAt = this.askedAt.get(licensee.systemIdentifier);
     if (askedAt !== undefined && this.now() - askedAt < (this.options.authenticateEveryMs ?? 30_000)) return false;
     this.askedAt.set(licensee.systemIdentifier, this.now());

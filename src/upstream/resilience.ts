@@ -1,20 +1,21 @@
 import {
-  circuitBreaker,
   CircuitState,
   ConsecutiveBreaker,
+  circuitBreaker,
   ExponentialBackoff,
   handleWhen,
-  retry,
-  SamplingBreaker,
-  wrap,
   type IBackoffFactory,
   type IPolicy,
   type RetryPolicy,
+  retry,
+  SamplingBreaker,
+  wrap,
 } from 'cockatiel';
 import { AttemptFailure } from './errors.ts';
 
 /** Failures that mean the service is down, as far as the breaker counts. */
-const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'server');
+const isOutage = (e: Error) =>
+  e instanceof AttemptFailure && (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'server');
 
 /**
  * The breaker of one upstream origin: it opens only when the service is really down, after 20
@@ -22,7 +23,10 @@ const isOutage = (e: Error) => e instanceof AttemptFailure && (e.kind === 'netwo
  * through after 5 s (docs/architecture.md, "Resilience"), so a flaky service is retried through.
  */
 export function createBreaker(halfOpenAfterMs = 5_000): Breaker {
-  const consecutive = circuitBreaker(handleWhen(isOutage), { halfOpenAfter: halfOpenAfterMs, breaker: new ConsecutiveBreaker(20) });
+  const consecutive = circuitBreaker(handleWhen(isOutage), {
+    halfOpenAfter: halfOpenAfterMs,
+    breaker: new ConsecutiveBreaker(20),
+  });
   const sampling = circuitBreaker(handleWhen(isOutage), {
     halfOpenAfter: halfOpenAfterMs,
     breaker: new SamplingBreaker({ threshold: 0.9, duration: 10_000, minimumRps: 3 }),
@@ -44,7 +48,12 @@ export interface Breaker {
  * no wait outlasting `deadline`. `shouldRetry` decides per failure: an idempotent call retries
  * every AttemptFailure, a create only those the service cannot have acted on.
  */
-export function createRetry(maxAttempts: number, shouldRetry: (error: Error) => boolean, deadline = Infinity, now: () => number = Date.now): RetryPolicy {
+export function createRetry(
+  maxAttempts: number,
+  shouldRetry: (error: Error) => boolean,
+  deadline = Infinity,
+  now: () => number = Date.now,
+): RetryPolicy {
   return retry(handleWhen(shouldRetry), {
     maxAttempts,
     backoff: endingBy(deadline, now, new ExponentialBackoff({ initialDelay: 50, maxDelay: 2_000 })),
@@ -60,7 +69,10 @@ function endingBy(deadline: number, now: () => number, backoff: IBackoffFactory<
   return {
     next(context) {
       const step = backoff.next(context);
-      return { duration: Math.max(0, Math.min(step.duration, deadline - now())), next: endingBy(deadline, now, step).next };
+      return {
+        duration: Math.max(0, Math.min(step.duration, deadline - now())),
+        next: endingBy(deadline, now, step).next,
+      };
     },
   };
 }

@@ -1,6 +1,6 @@
+import type { UpstreamAccount } from './account.ts';
 import { withDeadline } from './deadline.ts';
 import { UpstreamUnavailableError } from './errors.ts';
-import type { UpstreamAccount } from './account.ts';
 
 /**
  * One token per licensee (octokit's auth-app pattern): fetched on first need with one in-flight
@@ -96,12 +96,20 @@ export class TokenManager {
    * longer than its deadline. Callers arriving while an authenticate is in flight share it,
    * whichever way it is attempted (one authenticate per licensee at a time).
    */
-  async get(licensee: UpstreamAccount, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<string> {
+  async get(
+    licensee: UpstreamAccount,
+    deadline = Infinity,
+    attempts: AuthenticateAttempts = 'retrying',
+  ): Promise<string> {
     return (await this.lease(licensee, deadline, attempts)).token;
   }
 
   /** As `get`, with the time the token was obtained (the token layer weighs a rejection by its age). */
-  async lease(licensee: UpstreamAccount, deadline = Infinity, attempts: AuthenticateAttempts = 'retrying'): Promise<HeldToken> {
+  async lease(
+    licensee: UpstreamAccount,
+    deadline = Infinity,
+    attempts: AuthenticateAttempts = 'retrying',
+  ): Promise<HeldToken> {
     const held = await this.store.get(licensee.systemIdentifier);
     const age = held ? this.now() - held.obtainedAt : Infinity;
     if (held && age < TOKEN_LIFETIME_MS - this.renewBeforeMs) return held;
@@ -109,7 +117,12 @@ export class TokenManager {
       this.renewBehind(licensee);
       return held;
     }
-    return withDeadline(this.obtainOnce(licensee, attempts), deadline, () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'), this.now);
+    return withDeadline(
+      this.obtainOnce(licensee, attempts),
+      deadline,
+      () => new UpstreamUnavailableError('no token could be obtained from the reservation service in time'),
+      this.now,
+    );
   }
 
   /** Whether a token is held that our clock still believes valid. */
@@ -131,12 +144,17 @@ export class TokenManager {
    * it is at least WORDS_RENEWAL_MS old and the licensee's token was not renewed for words within
    * WORDS_RENEWAL_MS.
    */
-  async renewRefusedByWords(licensee: UpstreamAccount, used: HeldToken, deadline = Infinity): Promise<HeldToken | undefined> {
+  async renewRefusedByWords(
+    licensee: UpstreamAccount,
+    used: HeldToken,
+    deadline = Infinity,
+  ): Promise<HeldToken | undefined> {
     const id = licensee.systemIdentifier;
     if ((await this.store.get(id))?.token !== used.token) return this.lease(licensee, deadline);
     const now = this.now();
     const renewedAt = this.renewedForWordsAt.get(id);
-    if (now - used.obtainedAt < WORDS_RENEWAL_MS || (renewedAt !== undefined && now - renewedAt < WORDS_RENEWAL_MS)) return undefined;
+    if (now - used.obtainedAt < WORDS_RENEWAL_MS || (renewedAt !== undefined && now - renewedAt < WORDS_RENEWAL_MS))
+      return undefined;
     this.renewedForWordsAt.set(id, now);
     await this.store.drop(id, used.token);
     return this.lease(licensee, deadline);
@@ -150,7 +168,10 @@ export class TokenManager {
       () => this.renewalFailedAt.delete(licensee.systemIdentifier),
       (error: unknown) => {
         this.renewalFailedAt.set(licensee.systemIdentifier, this.now());
-        this.options.logger?.warn({ licensee: licensee.systemIdentifier, error: (error as Error).message }, 'token renewal failed; serving the held token');
+        this.options.logger?.warn(
+          { licensee: licensee.systemIdentifier, error: (error as Error).message },
+          'token renewal failed; serving the held token',
+        );
       },
     );
   }
@@ -171,7 +192,12 @@ export class TokenManager {
       return { token: await this.authenticate(licensee, attempts), obtainedAt };
     };
     // Replicas sharing a store: one of them authenticates, the others take what it stored.
-    if (this.store.renew) return this.store.renew(licensee.systemIdentifier, (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs, fresh);
+    if (this.store.renew)
+      return this.store.renew(
+        licensee.systemIdentifier,
+        (held) => this.now() - held.obtainedAt < TOKEN_LIFETIME_MS - this.renewBeforeMs,
+        fresh,
+      );
     const held = await fresh();
     await this.store.set(licensee.systemIdentifier, held);
     return held;

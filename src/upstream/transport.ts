@@ -63,7 +63,9 @@ export class Transport {
       const timeout = e.name === 'TimeoutError' || /TIMEOUT/.test(e.code ?? '');
       // A refused connection never reached the service: even a create may be sent again.
       const refused = e.code === 'ECONNREFUSED';
-      throw new AttemptFailure(timeout ? 'timeout' : 'network', timeout ? 'timed out' : (e.code ?? 'network error'), { maybeProcessed: !refused });
+      throw new AttemptFailure(timeout ? 'timeout' : 'network', timeout ? 'timed out' : (e.code ?? 'network error'), {
+        maybeProcessed: !refused,
+      });
     }
   }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../helpers/browser.ts';
+import { type BrowserGateway, browserOrSkip, startBrowserGateway } from '../helpers/browser.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
 /**
@@ -32,7 +32,9 @@ describe.skipIf(!CHROMIUM)('GraphiQL with client authentication', () => {
     const text = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');
     // The pane opens on a placeholder: replace it, then drop what the editor auto-closed after the cursor.
     const headersEditor = page.locator('.graphiql-editor-tool .graphiql-editor:visible').first();
-    await expect.poll(async () => (await headersEditor.innerText()).replace(/\s+/g, ' '), { timeout: 30_000 }).toContain('Bearer <your API key>');
+    await expect
+      .poll(async () => (await headersEditor.innerText()).replace(/\s+/g, ' '), { timeout: 30_000 })
+      .toContain('Bearer <your API key>');
     await headersEditor.getByText('Authorization').click();
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.insertText(JSON.stringify({ 'X-Api-Key': CLIENT_KEYS['acme-web'] }));

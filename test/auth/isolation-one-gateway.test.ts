@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
-import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { describeIsolation, handedTo, type Exec, type Side } from '../helpers/isolation.ts';
+import { describeIsolation, type Exec, handedTo, type Side } from '../helpers/isolation.ts';
+import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
 /*
  * The isolation paths of ../helpers/isolation.ts through ONE gateway serving both licensees of the
@@ -18,7 +18,12 @@ const asClient =
   (document, variables) =>
     t.exec(document, variables, { authorization: `Bearer ${CLIENT_KEYS[client]}` });
 
-async function sideOf(licensee: string, eventId: number, reader: keyof typeof CLIENT_KEYS, writer: keyof typeof CLIENT_KEYS): Promise<Side> {
+async function sideOf(
+  licensee: string,
+  eventId: number,
+  reader: keyof typeof CLIENT_KEYS,
+  writer: keyof typeof CLIENT_KEYS,
+): Promise<Side> {
   const read = asClient(reader);
   return { licensee, eventId, read, write: asClient(writer), handed: await handedTo(read, eventId) };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { describeIsolation, handedTo, type Exec, type Side } from '../helpers/isolation.ts';
+import { describeIsolation, type Exec, handedTo, type Side } from '../helpers/isolation.ts';
 
 /*
  * Two gateways over one emulator, one per licensee (single-licensee settings, no client
@@ -25,7 +25,12 @@ beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
   sides.push(await sideOf('1001', 5001, {}));
   sides.push(
-    await sideOf('2002', 6001, { UPSTREAM_BASE_URL: emulator.url, UPSTREAM_SYSTEM_IDENTIFIER: '2002', UPSTREAM_KEY: 'demo-key-2002', UPSTREAM_TIMEZONE: 'America/New_York' }),
+    await sideOf('2002', 6001, {
+      UPSTREAM_BASE_URL: emulator.url,
+      UPSTREAM_SYSTEM_IDENTIFIER: '2002',
+      UPSTREAM_KEY: 'demo-key-2002',
+      UPSTREAM_TIMEZONE: 'America/New_York',
+    }),
   );
 });
 afterAll(async () => {

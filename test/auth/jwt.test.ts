@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { createLogger } from '../../src/observability/logger.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from './licensees-fixture.ts';
 
@@ -30,7 +30,13 @@ interface Claims {
 
 function sign(claims: Claims, key: Uint8Array | CryptoKey, header: { alg: string; kid?: string }): Promise<string> {
   const { iss = ISSUER, aud = AUDIENCE, exp = now() + 300, ...rest } = claims;
-  return new SignJWT({ ...rest }).setProtectedHeader(header).setIssuer(iss).setAudience(aud).setIssuedAt().setExpirationTime(exp).sign(key);
+  return new SignJWT({ ...rest })
+    .setProtectedHeader(header)
+    .setIssuer(iss)
+    .setAudience(aud)
+    .setIssuedAt()
+    .setExpirationTime(exp)
+    .sign(key);
 }
 const hs256 = (claims: Claims, secret = SECRET) => sign(claims, new TextEncoder().encode(secret), { alg: 'HS256' });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -38,13 +44,20 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 describe('JWT with JWT_SECRET (HS256)', () => {
   let t: TestGateway;
   beforeAll(async () => {
-    t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    t = await startGateway(
+      { rateLimit: false },
+      { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+    );
   });
   afterAll(() => t.close());
   beforeEach(() => t.clearLog());
 
   it("lets a token of licensee globex in, and it sees globex's events only", async () => {
-    const answer = await t.exec(EVENTS, undefined, bearer(await hs256({ licensee: 'globex', scope: 'read', client_id: 'globex-app' })));
+    const answer = await t.exec(
+      EVENTS,
+      undefined,
+      bearer(await hs256({ licensee: 'globex', scope: 'read', client_id: 'globex-app' })),
+    );
     expect(answer).toMatchObject({ status: 200, data: { mine: { eventId: 6001 }, theirs: null } });
     expect(new Set(t.emulator.state.log.map((entry) => entry.licensee))).toEqual(new Set(['2002']));
   });
@@ -52,14 +65,45 @@ describe('JWT with JWT_SECRET (HS256)', () => {
   // Fault: before client authentication anyone who reached the port acted for the licensee.
   it.each([
     ['no credential', async () => ({}), /needs a token/],
-    ['an expired token', async () => bearer(await hs256({ licensee: 'acme', scope: 'read', exp: now() - 120 })), /has expired/],
-    ['a token signed with another secret', async () => bearer(await hs256({ licensee: 'acme', scope: 'read' }, 'another-secret-of-at-least-32-bytes!!')), /signature does not verify/],
-    ['a token for another audience', async () => bearer(await hs256({ licensee: 'acme', scope: 'read', aud: 'another-service' })), /"aud"/],
-    ['a token of another issuer', async () => bearer(await hs256({ licensee: 'acme', scope: 'read', iss: 'https://evil.example.com/' })), /"iss"/],
-    ['a token naming a licensee not in the file', async () => bearer(await hs256({ licensee: 'initech', scope: 'read write' })), /"licensee" claim does not name a licensee/],
-    ['a token naming the licensee by its systemIdentifier', async () => bearer(await hs256({ licensee: '2002', scope: 'read' })), /"licensee" claim/],
+    [
+      'an expired token',
+      async () => bearer(await hs256({ licensee: 'acme', scope: 'read', exp: now() - 120 })),
+      /has expired/,
+    ],
+    [
+      'a token signed with another secret',
+      async () => bearer(await hs256({ licensee: 'acme', scope: 'read' }, 'another-secret-of-at-least-32-bytes!!')),
+      /signature does not verify/,
+    ],
+    [
+      'a token for another audience',
+      async () => bearer(await hs256({ licensee: 'acme', scope: 'read', aud: 'another-service' })),
+      /"aud"/,
+    ],
+    [
+      'a token of another issuer',
+      async () => bearer(await hs256({ licensee: 'acme', scope: 'read', iss: 'https://evil.example.com/' })),
+      /"iss"/,
+    ],
+    [
+      'a token naming a licensee not in the file',
+      async () => bearer(await hs256({ licensee: 'initech', scope: 'read write' })),
+      /"licensee" claim does not name a licensee/,
+    ],
+    [
+      'a token naming the licensee by its systemIdentifier',
+      async () => bearer(await hs256({ licensee: '2002', scope: 'read' })),
+      /"licensee" claim/,
+    ],
     ['a token without a licensee', async () => bearer(await hs256({ scope: 'read' })), /"licensee" claim/],
-    ['an unsigned token (alg none)', async () => bearer(`${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ licensee: 'acme', iss: ISSUER, aud: AUDIENCE, exp: now() + 60 })).toString('base64url')}.`), /algorithm is not accepted|not a valid JWT/],
+    [
+      'an unsigned token (alg none)',
+      async () =>
+        bearer(
+          `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ licensee: 'acme', iss: ISSUER, aud: AUDIENCE, exp: now() + 60 })).toString('base64url')}.`,
+        ),
+      /algorithm is not accepted|not a valid JWT/,
+    ],
     ['an API key as Bearer', async () => bearer(CLIENT_KEYS['acme-ops']), /not a valid JWT/],
     ['an API key in X-Api-Key', async () => ({ 'x-api-key': CLIENT_KEYS['acme-ops'] }), /X-Api-Key is not accepted/],
     ['a Basic credential', async () => ({ authorization: 'Basic YWNtZTpzZWNyZXQ=' }), /scheme "Basic" is not accepted/],
@@ -67,7 +111,9 @@ describe('JWT with JWT_SECRET (HS256)', () => {
   ])('refuses %s with 401 UNAUTHENTICATED and makes no upstream call', async (_case, headers, message) => {
     const answer = await t.exec(EVENTS, undefined, await headers());
     expect(answer.status).toBe(401);
-    expect(answer.errors).toEqual([{ message: expect.stringMatching(message), extensions: { code: 'UNAUTHENTICATED' } }]);
+    expect(answer.errors).toEqual([
+      { message: expect.stringMatching(message), extensions: { code: 'UNAUTHENTICATED' } },
+    ]);
     expect(t.emulator.state.log).toEqual([]);
   });
 
@@ -75,11 +121,15 @@ describe('JWT with JWT_SECRET (HS256)', () => {
     const reader = await t.exec(MUTATION, undefined, bearer(await hs256({ licensee: 'acme', scope: 'read profile' })));
     expect(reader.errors).toEqual([expect.objectContaining({ extensions: { code: 'FORBIDDEN' } })]);
     const scopeless = await t.exec(EVENTS, undefined, bearer(await hs256({ licensee: 'globex' })));
-    expect(scopeless.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('"read" scope'), extensions: { code: 'FORBIDDEN' } })]);
+    expect(scopeless.errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('"read" scope'), extensions: { code: 'FORBIDDEN' } }),
+    ]);
     expect(t.emulator.state.log).toEqual([]);
     const writer = await t.exec(MUTATION, undefined, bearer(await hs256({ licensee: 'acme', scope: 'read write' })));
     expect(writer.errors).toBeUndefined();
-    expect(t.emulator.state.log.filter((entry) => entry.endpoint === 'postattendee').map((entry) => entry.licensee)).toEqual(['1001']);
+    expect(
+      t.emulator.state.log.filter((entry) => entry.endpoint === 'postattendee').map((entry) => entry.licensee),
+    ).toEqual(['1001']);
   });
 });
 
@@ -91,7 +141,14 @@ describe('JWT client names in the audit line', () => {
   beforeAll(async () => {
     emulator = await startEmulator({ port: 0, rateLimit: false });
     const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
-    const env = { LOG_LEVEL: 'trace', ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE };
+    const env = {
+      LOG_LEVEL: 'trace',
+      ...licenseesEnv(),
+      GATEWAY_AUTH: 'jwt',
+      JWT_SECRET: SECRET,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE,
+    };
     gateway = createGateway({ ...loadConfig(env), upstreamBaseUrl: emulator.url }, logger);
   });
   afterAll(async () => {
@@ -115,7 +172,9 @@ describe('JWT client names in the audit line', () => {
       });
       expect(res.status).toBe(200);
     }
-    const audit = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.component === 'audit');
+    const audit = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.component === 'audit');
     expect(audit.map((line) => line.client)).toEqual(['acme-portal', 'acme-mobile', 'jwt']);
     expect(lines.filter((line) => line.includes(person))).toEqual([]);
   });
@@ -144,7 +203,11 @@ describe('JWT with JWT_JWKS_URL (RS256, ES256)', () => {
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
     // No cooldown: a token with a new kid makes the gateway fetch the key set again at once.
-    t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }, { gateway: { keySetTiming: { cooldownMs: 0 } } });
+    t = await startGateway(
+      { rateLimit: false },
+      { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+      { gateway: { keySetTiming: { cooldownMs: 0 } } },
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -156,26 +219,50 @@ describe('JWT with JWT_JWKS_URL (RS256, ES256)', () => {
   it('accepts RS256 and ES256 tokens, fetching the key set once and keeping it', async () => {
     const rsa = await sign({ licensee: 'acme', scope: 'read' }, keys.rsa!.privateKey, { alg: 'RS256', kid: 'rsa' });
     const ec = await sign({ licensee: 'globex', scope: 'read' }, keys.ec!.privateKey, { alg: 'ES256', kid: 'ec' });
-    expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(rsa))).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
-    expect(await t.exec('{ event(eventId: 6001) { eventId } }', undefined, bearer(ec))).toMatchObject({ status: 200, data: { event: { eventId: 6001 } } });
+    expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(rsa))).toMatchObject({
+      status: 200,
+      data: { event: { eventId: 5001 } },
+    });
+    expect(await t.exec('{ event(eventId: 6001) { eventId } }', undefined, bearer(ec))).toMatchObject({
+      status: 200,
+      data: { event: { eventId: 6001 } },
+    });
     expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(rsa))).toMatchObject({ status: 200 });
     expect(fetches).toBe(1);
   });
 
   it('fetches the key set again when a token names a key it does not hold (key rotation)', async () => {
     const before = fetches;
-    published = [...published, { ...(await exportJWK(keys.rotated!.publicKey)), kid: 'rotated', alg: 'RS256', use: 'sig' }];
-    const token = await sign({ licensee: 'globex', scope: 'read' }, keys.rotated!.privateKey, { alg: 'RS256', kid: 'rotated' });
-    expect(await t.exec('{ event(eventId: 6001) { eventId } }', undefined, bearer(token))).toMatchObject({ status: 200, data: { event: { eventId: 6001 } } });
+    published = [
+      ...published,
+      { ...(await exportJWK(keys.rotated!.publicKey)), kid: 'rotated', alg: 'RS256', use: 'sig' },
+    ];
+    const token = await sign({ licensee: 'globex', scope: 'read' }, keys.rotated!.privateKey, {
+      alg: 'RS256',
+      kid: 'rotated',
+    });
+    expect(await t.exec('{ event(eventId: 6001) { eventId } }', undefined, bearer(token))).toMatchObject({
+      status: 200,
+      data: { event: { eventId: 6001 } },
+    });
     expect(fetches).toBe(before + 1);
   });
 
   it('refuses an HS256 token, an expired one, an unknown key, and a token of another audience', async () => {
     const refused = [
       await hs256({ licensee: 'acme', scope: 'read' }),
-      await sign({ licensee: 'acme', scope: 'read', exp: now() - 120 }, keys.rsa!.privateKey, { alg: 'RS256', kid: 'rsa' }),
-      await sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, { alg: 'RS256', kid: 'stranger' }),
-      await sign({ licensee: 'acme', scope: 'read', aud: 'another-service' }, keys.rsa!.privateKey, { alg: 'RS256', kid: 'rsa' }),
+      await sign({ licensee: 'acme', scope: 'read', exp: now() - 120 }, keys.rsa!.privateKey, {
+        alg: 'RS256',
+        kid: 'rsa',
+      }),
+      await sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, {
+        alg: 'RS256',
+        kid: 'stranger',
+      }),
+      await sign({ licensee: 'acme', scope: 'read', aud: 'another-service' }, keys.rsa!.privateKey, {
+        alg: 'RS256',
+        kid: 'rsa',
+      }),
     ];
     for (const token of refused) {
       const answer = await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(token));
@@ -207,7 +294,10 @@ describe('JWT with a key set holding two RS256 keys (rotation) and a token witho
     });
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
-    t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    t = await startGateway(
+      { rateLimit: false },
+      { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -219,17 +309,26 @@ describe('JWT with a key set holding two RS256 keys (rotation) and a token witho
   it('accepts a token signed with either key', async () => {
     for (const pair of [older, newer]) {
       const token = await sign({ licensee: 'acme', scope: 'read' }, pair.privateKey, { alg: 'RS256' });
-      expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(token))).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+      expect(await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(token))).toMatchObject({
+        status: 200,
+        data: { event: { eventId: 5001 } },
+      });
     }
   });
 
   it.each([
     ['an unsigned junk token', async () => 'eyJhbGciOiJSUzI1NiJ9.e30.AAAA'],
-    ['a token signed with a key not in the set', async () => sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, { alg: 'RS256' })],
+    [
+      'a token signed with a key not in the set',
+      async () =>
+        sign({ licensee: 'acme', scope: 'read' }, (await generateKeyPair('RS256')).privateKey, { alg: 'RS256' }),
+    ],
   ])('refuses %s with 401 UNAUTHENTICATED, not 503', async (_case, token) => {
     const answer = await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(await token()));
     expect(answer.status).toBe(401);
-    expect(answer.errors).toEqual([{ message: expect.stringMatching(/signature does not verify/), extensions: { code: 'UNAUTHENTICATED' } }]);
+    expect(answer.errors).toEqual([
+      { message: expect.stringMatching(/signature does not verify/), extensions: { code: 'UNAUTHENTICATED' } },
+    ]);
     expect(t.emulator.state.log).toEqual([]);
   });
 });
@@ -240,12 +339,21 @@ describe('JWT with a key set out of reach', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/jwks.json`;
     await new Promise((resolve) => closed.close(resolve));
-    const t = await startGateway({ rateLimit: false }, { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    const t = await startGateway(
+      { rateLimit: false },
+      { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_JWKS_URL: url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+    );
     try {
       const { privateKey } = await generateKeyPair('RS256');
-      const answer = await t.exec('{ event(eventId: 5001) { eventId } }', undefined, bearer(await sign({ licensee: 'acme', scope: 'read' }, privateKey, { alg: 'RS256', kid: 'k' })));
+      const answer = await t.exec(
+        '{ event(eventId: 5001) { eventId } }',
+        undefined,
+        bearer(await sign({ licensee: 'acme', scope: 'read' }, privateKey, { alg: 'RS256', kid: 'k' })),
+      );
       expect(answer.status).toBe(503);
-      expect(answer.errors).toEqual([{ message: expect.stringContaining('JWT_JWKS_URL'), extensions: { code: 'UPSTREAM_UNAVAILABLE' } }]);
+      expect(answer.errors).toEqual([
+        { message: expect.stringContaining('JWT_JWKS_URL'), extensions: { code: 'UPSTREAM_UNAVAILABLE' } },
+      ]);
       expect(t.emulator.state.log).toEqual([]);
     } finally {
       await t.close();

@@ -7,8 +7,22 @@ import { emptyLoadCell, emptyResults, emptyWalkCell } from '../../bench/compare/
 const panel: Panel = {
   title: 'Calls <per> op',
   groups: [
-    { label: 'S2', bars: [{ system: 'ours', value: 4 }, { system: 'naive', value: 25 }, { system: 'Mesh', value: 24 }] },
-    { label: 'S3', bars: [{ system: 'ours', value: 2 }, { system: 'naive', value: 102 }, { system: 'Mesh', value: 1 }] },
+    {
+      label: 'S2',
+      bars: [
+        { system: 'ours', value: 4 },
+        { system: 'naive', value: 25 },
+        { system: 'Mesh', value: 24 },
+      ],
+    },
+    {
+      label: 'S3',
+      bars: [
+        { system: 'ours', value: 2 },
+        { system: 'naive', value: 102 },
+        { system: 'Mesh', value: 1 },
+      ],
+    },
   ],
 };
 
@@ -24,7 +38,12 @@ function unbalancedTags(svg: string): string[] {
   return [...wrong, ...open];
 }
 
-const bars = (svg: string) => [...svg.matchAll(/<rect class="bar" data-system="([^"]*)" data-group="([^"]*)"[^>]*height="([\d.]+)"/g)].map((m) => ({ system: m[1], group: m[2], height: Number(m[3]) }));
+const bars = (svg: string) =>
+  [...svg.matchAll(/<rect class="bar" data-system="([^"]*)" data-group="([^"]*)"[^>]*height="([\d.]+)"/g)].map((m) => ({
+    system: m[1],
+    group: m[2],
+    height: Number(m[3]),
+  }));
 
 describe('compare chart', () => {
   it('is one well-formed svg element with every tag closed and text escaped', () => {
@@ -37,7 +56,14 @@ describe('compare chart', () => {
 
   it('draws one bar per system and scenario, each labelled with its number', () => {
     const svg = chartSvg([panel], ['ours', 'naive', 'Mesh']);
-    expect(bars(svg).map((b) => `${b.group}/${b.system}`)).toEqual(['S2/ours', 'S2/naive', 'S2/Mesh', 'S3/ours', 'S3/naive', 'S3/Mesh']);
+    expect(bars(svg).map((b) => `${b.group}/${b.system}`)).toEqual([
+      'S2/ours',
+      'S2/naive',
+      'S2/Mesh',
+      'S3/ours',
+      'S3/naive',
+      'S3/Mesh',
+    ]);
     for (const n of ['>4<', '>25<', '>24<', '>2<', '>102<', '>1<']) expect(svg).toContain(n);
   });
 
@@ -49,15 +75,30 @@ describe('compare chart', () => {
   });
 
   it('labels values shortly', () => {
-    expect([formatValue(3005.4), formatValue(12.34), formatValue(1.74), formatValue(0), formatValue(0.5)]).toEqual(['3,005', '12.3', '1.74', '0', '0.5']);
+    expect([formatValue(3005.4), formatValue(12.34), formatValue(1.74), formatValue(0), formatValue(0.5)]).toEqual([
+      '3,005',
+      '12.3',
+      '1.74',
+      '0',
+      '0.5',
+    ]);
   });
 
   it('charts a run: calls per scenario (S5 from the walk) and throughput, one bar per system that ran', () => {
     const r = emptyResults({ durationS: 10, warmupS: 3, s6Seconds: 150, s6Users: 50 });
-    r.load.S1 = { ours: { ...emptyLoadCell(), coldCalls: [2], rps50: [3000] }, ceiling: { ...emptyLoadCell(), coldCalls: [0], rps50: [4000] } };
+    r.load.S1 = {
+      ours: { ...emptyLoadCell(), coldCalls: [2], rps50: [3000] },
+      ceiling: { ...emptyLoadCell(), coldCalls: [0], rps50: [4000] },
+    };
     r.walk.ours = { ...emptyWalkCell(), calls: [27, 26, 28] };
     const found = bars(compareChart(r));
-    expect(found.map((b) => `${b.group}/${b.system}`)).toEqual(['S1/ours', 'S1/ceiling', 'S5/ours', 'S1/ours', 'S1/ceiling']);
+    expect(found.map((b) => `${b.group}/${b.system}`)).toEqual([
+      'S1/ours',
+      'S1/ceiling',
+      'S5/ours',
+      'S1/ours',
+      'S1/ceiling',
+    ]);
     expect(compareChart(r)).toContain('>27<'); // the median of the walk's runs
   });
 });

@@ -10,7 +10,9 @@ describe('compare outcomes', () => {
   });
 
   it("counts RATE_LIMITED, and a peer's upstream 429, apart from other errors", () => {
-    expect(outcomeOf(200, '{"errors":[{"message":"wait","extensions":{"code":"RATE_LIMITED","retryAfterSeconds":3}}]}')).toBe('rate-limited');
+    expect(
+      outcomeOf(200, '{"errors":[{"message":"wait","extensions":{"code":"RATE_LIMITED","retryAfterSeconds":3}}]}'),
+    ).toBe('rate-limited');
     expect(outcomeOf(200, '{"errors":[{"message":"getreservation failed: RATE_LIMITED"}]}')).toBe('rate-limited');
     expect(outcomeOf(429, '')).toBe('rate-limited');
     expect(outcomeOf(502, 'Bad gateway')).toBe('server-error');

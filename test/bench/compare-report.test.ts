@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { END, replaceBetweenMarkers, START } from '../../bench/compare/markdown.ts';
 import { fmt, goals, goalTable, loadTable } from '../../bench/compare/report.ts';
-import { emptyLoadCell, emptyResults, emptySessionCell, emptyWalkCell, type Results } from '../../bench/compare/results.ts';
+import {
+  emptyLoadCell,
+  emptyResults,
+  emptySessionCell,
+  emptyWalkCell,
+  type Results,
+} from '../../bench/compare/results.ts';
 
 /** The compare benchmark's pure parts: figures → markdown, goals judged on ratios, the docs markers. */
 
@@ -12,16 +18,42 @@ function run(): Results {
     'ours-cache-off': { ...emptyLoadCell(), rps50: [2000] },
     ceiling: { ...emptyLoadCell(), rps50: [3200] },
   };
-  r.load.S2 = { ours: { ...emptyLoadCell(), coldCalls: [4] }, naive: { ...emptyLoadCell(), coldCalls: [25] }, mesh: { ...emptyLoadCell(), coldCalls: [24] } };
+  r.load.S2 = {
+    ours: { ...emptyLoadCell(), coldCalls: [4] },
+    naive: { ...emptyLoadCell(), coldCalls: [25] },
+    mesh: { ...emptyLoadCell(), coldCalls: [24] },
+  };
   r.load.S4b = {
     ours: { ...emptyLoadCell(), rps50: [19], p99at10: [1012], peakRss: [656] },
     naive: { ...emptyLoadCell(), rps50: [33], p99at10: [408] },
     mesh: { ...emptyLoadCell(), rps50: [12], p99at10: [1623] },
   };
-  r.walk = { ours: { ...emptyWalkCell(), ms: [1560], calls: [53] }, direct: { ...emptyWalkCell(), ms: [360], calls: [26] } };
+  r.walk = {
+    ours: { ...emptyWalkCell(), ms: [1560], calls: [53] },
+    direct: { ...emptyWalkCell(), ms: [360], calls: [26] },
+  };
   r.sessions = {
-    ours: { ...emptySessionCell(), operations: [1599], served: [1188], rateLimited: [411], rateLimitedWithoutRetryAfter: [0], otherErrors: [0], serverErrors: [0], p95: [2900], calls: [683], upstream429: [0], busiestMinute: [228] },
-    naive: { ...emptySessionCell(), operations: [900], served: [300], calls: [600], upstream429: [50], serverErrors: [0] },
+    ours: {
+      ...emptySessionCell(),
+      operations: [1599],
+      served: [1188],
+      rateLimited: [411],
+      rateLimitedWithoutRetryAfter: [0],
+      otherErrors: [0],
+      serverErrors: [0],
+      p95: [2900],
+      calls: [683],
+      upstream429: [0],
+      busiestMinute: [228],
+    },
+    naive: {
+      ...emptySessionCell(),
+      operations: [900],
+      served: [300],
+      calls: [600],
+      upstream429: [50],
+      serverErrors: [0],
+    },
   };
   return r;
 }
@@ -55,7 +87,10 @@ describe('compare report', () => {
     expect(find(list, 'S6: no upstream 429')?.met).toBe(true);
     expect(find(list, 'S6: every RATE_LIMITED carries retryAfterSeconds')?.met).toBe(true);
     expect(find(list, 'S6: at least 95 %')?.met).toBe(false);
-    expect(find(list, 'S6: at least 5 operations served per upstream call')).toMatchObject({ measured: '1.74', met: false });
+    expect(find(list, 'S6: at least 5 operations served per upstream call')).toMatchObject({
+      measured: '1.74',
+      met: false,
+    });
     expect(find(list, 'idle RSS under 120 MiB')?.met).toBe(true);
     expect(find(list, 'peak RSS under 300 MiB during S4b')?.met).toBe(false);
   });
@@ -65,7 +100,9 @@ describe('compare report', () => {
     expect(find(list, "S3 upstream calls (cold) at most 1/3 of naive's")?.met).toBeNull();
     expect(find(list, "S6 upstream calls per operation at most 1/3 of Mesh's")?.met).toBeNull();
     expect(find(list, 'S5 with @stream')?.met).toBeNull();
-    expect(goalTable(list)).toMatch(/\| S3 upstream calls \(cold\) at most 1\/3 of naive's \| – vs – \| not evaluated \|/);
+    expect(goalTable(list)).toMatch(
+      /\| S3 upstream calls \(cold\) at most 1\/3 of naive's \| – vs – \| not evaluated \|/,
+    );
     expect(goalTable(list)).toContain('| **missed** |');
   });
 
@@ -86,8 +123,12 @@ describe('compare markers in docs/benchmarks.md', () => {
   });
 
   it('adds the markers under a "## Side by side" heading when missing, the heading too when absent', () => {
-    expect(replaceBetweenMarkers('# Benchmarks\n\nintro\n', 'figures')).toBe(`# Benchmarks\n\nintro\n\n## Side by side\n\n${START}\nfigures\n${END}\n`);
-    expect(replaceBetweenMarkers('# B\n\n## Side by side\n\n## Later\n', 'figures')).toBe(`# B\n\n## Side by side\n\n${START}\nfigures\n${END}\n\n## Later\n`);
+    expect(replaceBetweenMarkers('# Benchmarks\n\nintro\n', 'figures')).toBe(
+      `# Benchmarks\n\nintro\n\n## Side by side\n\n${START}\nfigures\n${END}\n`,
+    );
+    expect(replaceBetweenMarkers('# B\n\n## Side by side\n\n## Later\n', 'figures')).toBe(
+      `# B\n\n## Side by side\n\n${START}\nfigures\n${END}\n\n## Later\n`,
+    );
   });
 
   it('refuses a document with one marker alone rather than guess', () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { startThreeReplicas, type Replica } from '../helpers/replicas.ts';
-import { book, pause, subscribeSse, until, type Subscriber } from '../helpers/subscriptions.ts';
+import { type Replica, startThreeReplicas } from '../helpers/replicas.ts';
+import { book, pause, type Subscriber, subscribeSse, until } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
 const EVENT = 5002;
@@ -21,7 +21,10 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
-    replicas = await startThreeReplicas(emulator.url, redis.url, 'feeds:', { CHANGES_POLL_INTERVAL_MS: '300', LOG_LEVEL: 'warn' });
+    replicas = await startThreeReplicas(emulator.url, redis.url, 'feeds:', {
+      CHANGES_POLL_INTERVAL_MS: '300',
+      LOG_LEVEL: 'warn',
+    });
   });
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.stop()));
@@ -30,12 +33,17 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
   });
 
   /** The event's reads in the log: polls carry `modifiedAfterDate`, baseline reads do not. */
-  const reads = (from = 0) => emulator.state.log.slice(from).filter((entry) => entry.endpoint === 'getreservation' && String(entry.params.eventId) === String(EVENT));
+  const reads = (from = 0) =>
+    emulator.state.log
+      .slice(from)
+      .filter((entry) => entry.endpoint === 'getreservation' && String(entry.params.eventId) === String(EVENT));
   const polls = (from = 0) => reads(from).filter((entry) => 'modifiedAfterDate' in entry.params);
   const pollers = (entries: LogEntry[]) => [...new Set(entries.map((entry) => entry.userAgent))];
   const told = (subscriber: Subscriber) =>
     subscriber.received.map((result) => {
-      const change = result.data?.reservationChanged as { kind: string; reservation: { reservationNumber: number } } | undefined;
+      const change = result.data?.reservationChanged as
+        | { kind: string; reservation: { reservationNumber: number } }
+        | undefined;
       if (!change) throw new Error(`not a change: ${JSON.stringify(result)}`);
       return `${change.kind} ${change.reservation.reservationNumber}`;
     });
@@ -53,19 +61,23 @@ describe.skipIf(!serverPath)('reservationChanged on three replicas', () => {
     await until(() => polls(joined).length >= 2, 10_000);
 
     const expected: string[] = [];
-    for (let i = 0; i < 6; i++) expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
+    for (let i = 0; i < 6; i++)
+      expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
     await until(() => [first, ...survivors].every((s) => s.received.length >= expected.length), 10_000);
     await pause(1_000);
     for (const subscriber of [first, ...survivors]) expect(told(subscriber).sort()).toEqual([...expected].sort());
     expect(pollers(polls())).toEqual(['replica-1']);
     // One baseline read (its first page, then the rest) for the four subscribers.
-    expect(reads().filter((entry) => !('modifiedAfterDate' in entry.params) && entry.params.page === '1')).toHaveLength(1);
+    expect(reads().filter((entry) => !('modifiedAfterDate' in entry.params) && entry.params.page === '1')).toHaveLength(
+      1,
+    );
 
     // Replica 1 crashes: its lease lapses unreleased. Changes made before another replica takes over are not lost.
     first.close();
     await replicas[0]!.kill();
     const killed = emulator.state.log.length;
-    for (let i = 0; i < 4; i++) expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
+    for (let i = 0; i < 4; i++)
+      expected.push(`CREATED ${(await book(emulator, { eventId: EVENT })).reservationNumber}`);
     await until(() => survivors.every((s) => s.received.length >= expected.length), 20_000);
     await pause(1_000);
 

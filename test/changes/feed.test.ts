@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { changeKind, changesAmong, contentHash, type SeenRecord } from '../../src/changes/change.ts';
-import { ChangeFeed, STRETCH_FACTOR, type FeedSource } from '../../src/changes/feed.ts';
+import { ChangeFeed, type FeedSource, STRETCH_FACTOR } from '../../src/changes/feed.ts';
 import { upstreamSource } from '../../src/changes/upstream-source.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 
 /** A reservation as the upstream layer decodes it; `raw` is what the hash reads. */
-function reservation(reservationNumber: number, fields: { status?: string; createdDate?: string; modifiedDate?: string; note?: string } = {}): ReservationModel {
-  const record = { reservationNumber, eventId: 5003, status: fields.status ?? 'new', createdDate: fields.createdDate ?? '2027-01-15T12:00:00+00:00', modifiedDate: fields.modifiedDate ?? '2027-01-15T12:00:00+00:00' };
+function reservation(
+  reservationNumber: number,
+  fields: { status?: string; createdDate?: string; modifiedDate?: string; note?: string } = {},
+): ReservationModel {
+  const record = {
+    reservationNumber,
+    eventId: 5003,
+    status: fields.status ?? 'new',
+    createdDate: fields.createdDate ?? '2027-01-15T12:00:00+00:00',
+    modifiedDate: fields.modifiedDate ?? '2027-01-15T12:00:00+00:00',
+  };
   return { ...record, raw: { ...record, note: fields.note } } as unknown as ReservationModel;
 }
 
@@ -30,7 +39,9 @@ describe('change kinds (issue 11)', () => {
 
   it('CREATED: first seen and made at or after the baseline', () => {
     expect(changeKind(reservation(1), undefined, baseline)).toBe('CREATED');
-    expect(changeKind(reservation(1, { createdDate: '2027-01-15T11:59:00+00:00' }), undefined, baseline)).toBe('CHANGED');
+    expect(changeKind(reservation(1, { createdDate: '2027-01-15T11:59:00+00:00' }), undefined, baseline)).toBe(
+      'CHANGED',
+    );
   });
 
   it('CANCELLED: cancelled now and not when last seen, or first seen cancelled', () => {
@@ -44,14 +55,20 @@ describe('change kinds (issue 11)', () => {
     const known = new Map<number, SeenRecord>();
     expect(changesAmong([reservation(1, { note: 'first' })], known, baseline)).toHaveLength(1);
     // Same minute, other content: a change; the same content read again: none.
-    expect(changesAmong([reservation(1, { note: 'second' })], known, baseline).map((change) => change.kind)).toEqual(['CHANGED']);
+    expect(changesAmong([reservation(1, { note: 'second' })], known, baseline).map((change) => change.kind)).toEqual([
+      'CHANGED',
+    ]);
     expect(changesAmong([reservation(1, { note: 'second' })], known, baseline)).toEqual([]);
     expect(contentHash(reservation(1, { note: 'a' }))).not.toBe(contentHash(reservation(1, { note: 'b' })));
   });
 
   it('orders a batch by modification time, then reservation number', () => {
     const changes = changesAmong(
-      [reservation(9, { modifiedDate: '2027-01-15T12:01:00+00:00' }), reservation(7, { modifiedDate: '2027-01-15T12:02:00+00:00' }), reservation(3, { modifiedDate: '2027-01-15T12:01:00+00:00' })],
+      [
+        reservation(9, { modifiedDate: '2027-01-15T12:01:00+00:00' }),
+        reservation(7, { modifiedDate: '2027-01-15T12:02:00+00:00' }),
+        reservation(3, { modifiedDate: '2027-01-15T12:01:00+00:00' }),
+      ],
       new Map(),
       baseline,
     );
@@ -61,7 +78,10 @@ describe('change kinds (issue 11)', () => {
 
 describe('ChangeFeed (issue 11)', () => {
   it('polls from the latest modification seen (the service’s clock) minus one minute', async () => {
-    const script = scriptedSource([reservation(1, { modifiedDate: '2027-01-15T10:30:00+00:00' }), reservation(2, { modifiedDate: '2027-01-15T11:45:00+00:00' })]);
+    const script = scriptedSource([
+      reservation(1, { modifiedDate: '2027-01-15T10:30:00+00:00' }),
+      reservation(2, { modifiedDate: '2027-01-15T11:45:00+00:00' }),
+    ]);
     const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
     await feed.start();
     feed.stop();
@@ -84,15 +104,24 @@ describe('ChangeFeed (issue 11)', () => {
   });
 
   it('resumes where another feed stopped (issue 12): no read at start, its latest and its records carried over', async () => {
-    const before = new ChangeFeed({ source: scriptedSource([reservation(1), reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00' })]).source, intervalMs: 60_000, budgetUsed: async () => 0 });
+    const before = new ChangeFeed({
+      source: scriptedSource([reservation(1), reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00' })]).source,
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+    });
     await before.start();
     before.stop();
     const state = before.state();
 
-    const script = scriptedSource([reservation(1), reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00', status: 'cancelled' })]);
+    const script = scriptedSource([
+      reservation(1),
+      reservation(2, { modifiedDate: '2027-01-15T12:05:00+00:00', status: 'cancelled' }),
+    ]);
     const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
     const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)));
+    feed.listen((changes) =>
+      told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)),
+    );
     await feed.start({ resume: { seen: new Map(state.seen), latest: state.latest, baseline: state.baseline } });
     expect(script.asked).toEqual([]);
     expect(feed.latestModification()).toBe(Date.parse('2027-01-15T12:05:00Z'));
@@ -111,7 +140,9 @@ describe('ChangeFeed (issue 11)', () => {
     ]);
     const feed = new ChangeFeed({ source: script.source, intervalMs: 60_000, budgetUsed: async () => 0 });
     const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)));
+    feed.listen((changes) =>
+      told.push(...changes.map((change) => `${change.kind} ${change.reservation.reservationNumber}`)),
+    );
     await feed.start({ heardUpTo: Date.parse('2027-01-15T12:03:30Z') });
     feed.stop();
     expect(script.asked).toEqual([undefined]);
@@ -131,8 +162,14 @@ describe('ChangeFeed (issue 11)', () => {
 
   it('polls with the background priority: its calls queue behind interactive queries', async () => {
     const options: unknown[] = [];
-    const upstream = { call: async (_licensee: unknown, _name: string, _params: unknown, callOptions: unknown) => (options.push(callOptions), []) } as unknown as UpstreamClient;
-    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background' }).read();
+    const upstream = {
+      call: async (_licensee: unknown, _name: string, _params: unknown, callOptions: unknown) => (
+        options.push(callOptions), []
+      ),
+    } as unknown as UpstreamClient;
+    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, {
+      priority: 'background',
+    }).read();
     expect(options).toEqual([{ priority: 'background' }]);
   });
 
@@ -142,7 +179,10 @@ describe('ChangeFeed (issue 11)', () => {
       drop: async (_licensee: unknown, tag: string) => void steps.push(`drop ${tag}`),
       call: async (_licensee: unknown, name: string) => (steps.push(name), []),
     } as unknown as UpstreamClient;
-    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, { priority: 'background', fresh: true }).read('2027-01-15T12:00:00Z');
+    await upstreamSource(upstream, { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' }, 5003, {
+      priority: 'background',
+      fresh: true,
+    }).read('2027-01-15T12:00:00Z');
     expect(steps).toEqual(['drop getreservation|5003', 'getreservation']);
   });
 });

@@ -1,9 +1,9 @@
-import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { book, listen, subscribeSse, subscribeWs, until, wsClient, type Subscriber } from '../helpers/subscriptions.ts';
+import { book, listen, type Subscriber, subscribeSse, subscribeWs, until, wsClient } from '../helpers/subscriptions.ts';
 
 /*
  * A subscriber sees only its own licensee's events, and WebSocket connections are
@@ -31,12 +31,17 @@ function wsClientWithHeaders(headers: Record<string, string>) {
   }
   return createClient({ url: server.wsUrl, webSocketImpl: WithHeaders, retryAttempts: 0, lazy: true });
 }
-const numbersOf = (s: Subscriber) => s.received.map((result) => (result.data?.reservationChanged as { reservation: { eventId: number } }).reservation.eventId);
+const numbersOf = (s: Subscriber) =>
+  s.received.map(
+    (result) => (result.data?.reservationChanged as { reservation: { eventId: number } }).reservation.eventId,
+  );
 
 describe('reservationChanged across licensees', () => {
   it('each subscriber receives only its licensee’s changes; another licensee’s event is an unknown event', async () => {
     const acme = await subscribeSse(fetch, server.url, { eventId: 5003 }, { authorization: bearer('acme-web') });
-    const globexByInit = subscribeWs(wsClient(server.wsUrl, { Authorization: bearer('globex-web') }), { eventId: 6001 });
+    const globexByInit = subscribeWs(wsClient(server.wsUrl, { Authorization: bearer('globex-web') }), {
+      eventId: 6001,
+    });
     const globexByHeader = subscribeWs(wsClientWithHeaders({ authorization: bearer('globex-web') }), { eventId: 6001 });
     await until(() => t.gateway.changeFeeds.active().filter((feed) => feed.polls > 0).length === 2);
     await book(t.emulator, { eventId: 5003 });
@@ -48,7 +53,9 @@ describe('reservationChanged across licensees', () => {
     expect(numbersOf(globexByInit)).toEqual([6001]);
     expect(numbersOf(globexByHeader)).toEqual([6001]);
     // One feed per licensee (by its systemIdentifier) and event: acme's and globex's feeds are apart.
-    expect(t.gateway.changeFeeds.active().map(({ licenseeId, eventId, members }) => ({ licenseeId, eventId, members }))).toEqual([
+    expect(
+      t.gateway.changeFeeds.active().map(({ licenseeId, eventId, members }) => ({ licenseeId, eventId, members })),
+    ).toEqual([
       { licenseeId: '1001', eventId: 5003, members: 1 },
       { licenseeId: '2002', eventId: 6001, members: 2 },
     ]);
@@ -70,7 +77,11 @@ describe('reservationChanged across licensees', () => {
     await wrongKey.completed;
     expect(anonymous.received[0]?.errors?.[0]?.message).toBe('Forbidden');
     expect(wrongKey.received[0]?.errors?.[0]?.message).toBe('Forbidden');
-    const overSse = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query: 'subscription { reservationChanged(eventId: 5003) { kind } }' }) });
+    const overSse = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { reservationChanged(eventId: 5003) { kind } }' }),
+    });
     expect(overSse.status).toBe(401);
     await overSse.body?.cancel();
     expect(t.count('getreservation')).toBe(0);

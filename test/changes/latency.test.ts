@@ -21,7 +21,9 @@ it('a booking reaches an SSE subscriber in under 3 s with CHANGES_POLL_INTERVAL_
   const { reservationNumber } = await book(t.emulator, { eventId: 5002 });
   const [change] = await s.take(1);
   const elapsedMs = performance.now() - bookedAt;
-  expect((change?.data?.reservationChanged as { reservation: { reservationNumber: number } }).reservation.reservationNumber).toBe(reservationNumber);
+  expect(
+    (change?.data?.reservationChanged as { reservation: { reservationNumber: number } }).reservation.reservationNumber,
+  ).toBe(reservationNumber);
   expect(elapsedMs).toBeLessThan(3000);
   s.close();
 });

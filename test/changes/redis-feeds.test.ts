@@ -49,7 +49,9 @@ class Service {
       read: async (modifiedAfter) => {
         this.reads.push({ replica, kind: modifiedAfter ? 'poll' : 'baseline' });
         const from = modifiedAfter ? Math.floor(Date.parse(modifiedAfter) / 60_000) * 60_000 : -Infinity;
-        return [...this.records.values()].filter((record) => Date.parse(record.modifiedDate!) >= from).map((record) => structuredClone(record));
+        return [...this.records.values()]
+          .filter((record) => Date.parse(record.modifiedDate!) >= from)
+          .map((record) => structuredClone(record));
       },
     };
   }
@@ -89,10 +91,12 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     redis = await startRedis(serverPath!);
   });
   afterEach(async () => {
-    await Promise.all(replicas.map(async ({ feeds, redis }) => {
-      await feeds.close();
-      await redis.close();
-    }));
+    await Promise.all(
+      replicas.map(async ({ feeds, redis }) => {
+        await feeds.close();
+        await redis.close();
+      }),
+    );
     replicas = [];
   });
   afterAll(async () => {
@@ -105,7 +109,8 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     replicas = await Promise.all(
       names.map(async (name) => {
         const connection = await openRedis({ url: redis.url, prefix });
-        const createFeed = () => new ChangeFeed({ source: service.source(name), intervalMs: INTERVAL_MS, budgetUsed: async () => 0 });
+        const createFeed = () =>
+          new ChangeFeed({ source: service.source(name), intervalMs: INTERVAL_MS, budgetUsed: async () => 0 });
         return { name, redis: connection, feeds: new RedisFeedRegistry(connection, createFeed, { leaseMs: LEASE_MS }) };
       }),
     );
@@ -119,8 +124,15 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     return { told, membership };
   }
 
-  const polling = () => replicas.filter((replica) => replica.feeds.active().some((feed) => feed.polling)).map((replica) => replica.name);
-  const pollsSince = (mark: number) => new Set(service.reads.slice(mark).filter((read) => read.kind === 'poll').map((read) => read.replica));
+  const polling = () =>
+    replicas.filter((replica) => replica.feeds.active().some((feed) => feed.polling)).map((replica) => replica.name);
+  const pollsSince = (mark: number) =>
+    new Set(
+      service.reads
+        .slice(mark)
+        .filter((read) => read.kind === 'poll')
+        .map((read) => read.replica),
+    );
 
   /** Writes one change per step to a record of its own (creations, then changes of the seed), each step after a poll. */
   async function writeChanges(count: number, expected: string[]): Promise<void> {
@@ -143,7 +155,12 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
 
   it('one replica polls for all; every subscriber on every replica is told each change once, all in the same order', async () => {
     await start(['A', 'B', 'C']);
-    const subscribers = [await subscribe(replicas[0]!), await subscribe(replicas[0]!), await subscribe(replicas[1]!), await subscribe(replicas[2]!)];
+    const subscribers = [
+      await subscribe(replicas[0]!),
+      await subscribe(replicas[0]!),
+      await subscribe(replicas[1]!),
+      await subscribe(replicas[2]!),
+    ];
     await until(() => polling().length === 1, 5_000);
     const [poller] = polling();
     const mark = service.reads.length;
@@ -212,7 +229,16 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     await start(['A', 'B']);
     const missing = new Error('no such event');
     const failing = (replica: Replica) =>
-      new RedisFeedRegistry(replica.redis, () => new ChangeFeed({ source: { read: () => Promise.reject(missing) }, intervalMs: INTERVAL_MS, budgetUsed: async () => 0 }), { leaseMs: LEASE_MS });
+      new RedisFeedRegistry(
+        replica.redis,
+        () =>
+          new ChangeFeed({
+            source: { read: () => Promise.reject(missing) },
+            intervalMs: INTERVAL_MS,
+            budgetUsed: async () => 0,
+          }),
+        { leaseMs: LEASE_MS },
+      );
     const [a, b] = replicas.map(failing) as [RedisFeedRegistry, RedisFeedRegistry];
     const joins = await Promise.allSettled([a.join(LICENSEE, 999, () => {}), b.join(LICENSEE, 999, () => {})]);
     expect(joins.map((join) => join.status === 'rejected' && join.reason)).toEqual([missing, missing]);

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReservationRecord } from '../../src/emulator/model.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { advanceClock, book, listen, subscribeSse, subscribeWs, until, wsClient, type Subscriber } from '../helpers/subscriptions.ts';
+import {
+  advanceClock,
+  book,
+  listen,
+  type Subscriber,
+  subscribeSse,
+  subscribeWs,
+  until,
+  wsClient,
+} from '../helpers/subscriptions.ts';
 
 /*
  * `reservationChanged` as a client sees it (README, "Live reservation changes"), against the
@@ -21,13 +30,15 @@ afterAll(async () => {
 });
 
 const sse = (variables: Record<string, unknown>) => subscribeSse(fetch, server.url, variables);
-const pollsOf = (eventId: number) => t.gateway.changeFeeds.active().find((feed) => feed.eventId === eventId)?.polls ?? 0;
+const pollsOf = (eventId: number) =>
+  t.gateway.changeFeeds.active().find((feed) => feed.eventId === eventId)?.polls ?? 0;
 /** Two polls after now: the second began after everything written before this call. */
 async function twoPolls(...eventIds: number[]): Promise<void> {
   const start = eventIds.map(pollsOf);
   await until(() => eventIds.every((eventId, i) => pollsOf(eventId) >= start[i]! + 2));
 }
-const record = (reservationNumber: number): ReservationRecord => t.emulator.state.store.reservationsByNumber.get(reservationNumber)!;
+const record = (reservationNumber: number): ReservationRecord =>
+  t.emulator.state.store.reservationsByNumber.get(reservationNumber)!;
 
 interface Seen {
   kind: string;
@@ -37,21 +48,38 @@ interface Seen {
 }
 /** Whether the stream's modification times never go back. */
 const inModificationOrder = (s: Subscriber) => {
-  const times = s.received.map((result) => Date.parse((result.data?.reservationChanged as { modifiedAt: string }).modifiedAt));
+  const times = s.received.map((result) =>
+    Date.parse((result.data?.reservationChanged as { modifiedAt: string }).modifiedAt),
+  );
   return times.every((time, i) => i === 0 || time >= times[i - 1]!);
 };
 const changesOf = (s: Subscriber): Seen[] =>
   s.received.map((result) => {
-    const change = result.data?.reservationChanged as { kind: string; reservation: { reservationNumber: number; status: string; hotel: { hotelId: number } } } | undefined;
+    const change = result.data?.reservationChanged as
+      | { kind: string; reservation: { reservationNumber: number; status: string; hotel: { hotelId: number } } }
+      | undefined;
     if (!change) throw new Error(`not a change: ${JSON.stringify(result)}`);
-    return { kind: change.kind, reservationNumber: change.reservation.reservationNumber, status: change.reservation.status, hotelId: change.reservation.hotel.hotelId };
+    return {
+      kind: change.kind,
+      reservationNumber: change.reservation.reservationNumber,
+      status: change.reservation.status,
+      hotelId: change.reservation.hotel.hotelId,
+    };
   });
 
 describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5002, a burst of 50 writes', () => {
   it('each receives exactly the changes its filter matches, once each, in modification order, from one poller per event', async () => {
     const store = t.emulator.state.store;
     const [h1, h2] = store.hotelsByEvent.get(5003)!.map((hotel) => hotel.hotelId) as [number, number];
-    const pool = new Map([5003, 5002].map((eventId) => [eventId, store.reservationsByEvent.get(eventId)!.filter((r) => r.status !== 'cancelled').map((r) => r.reservationNumber)]));
+    const pool = new Map(
+      [5003, 5002].map((eventId) => [
+        eventId,
+        store.reservationsByEvent
+          .get(eventId)!
+          .filter((r) => r.status !== 'cancelled')
+          .map((r) => r.reservationNumber),
+      ]),
+    );
     t.clearLog();
 
     const ws = wsClient(server.wsUrl);
@@ -60,12 +88,22 @@ describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5
     // An enum in the filter: graphql-jit's subscribe refused it at each event (subscriptions stay on graphql-js).
     const cancelled = await sse({ eventId: 5003, filter: { reservationStatus: 'CANCELLED' } });
     const all5002 = subscribeWs(ws, { eventId: 5002 });
-    await until(() => t.gateway.changeFeeds.active().reduce((members, feed) => members + (feed.polls > 0 ? feed.members : 0), 0) === 4);
+    await until(
+      () =>
+        t.gateway.changeFeeds.active().reduce((members, feed) => members + (feed.polls > 0 ? feed.members : 0), 0) ===
+        4,
+    );
 
     // Five phases of ten writes, each phase touching ten distinct reservations; the service's
     // clock moves 20 s between phases, so several phases share a minute.
-    const expected = new Map<number, Seen[]>([[5003, []], [5002, []]]);
-    const created = new Map<number, number[]>([[5003, []], [5002, []]]);
+    const expected = new Map<number, Seen[]>([
+      [5003, []],
+      [5002, []],
+    ]);
+    const created = new Map<number, number[]>([
+      [5003, []],
+      [5002, []],
+    ]);
     for (let phase = 0; phase < 5; phase++) {
       const madeNow: [number, number][] = [];
       const touched: { eventId: number; seen: Seen }[] = [];
@@ -81,7 +119,12 @@ describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5
           kind = 'CREATED';
         } else if (what === 1) {
           reservationNumber = pool.get(eventId)!.shift()!;
-          await book(t.emulator, { eventId, reservationNumber, ...(hotelId ? { hotelId } : {}), contact: { lastName: `Changed${phase}${i}` } });
+          await book(t.emulator, {
+            eventId,
+            reservationNumber,
+            ...(hotelId ? { hotelId } : {}),
+            contact: { lastName: `Changed${phase}${i}` },
+          });
           kind = 'CHANGED';
         } else {
           // Cancel one made in an earlier phase when there is one, else one of the seed's.
@@ -90,7 +133,10 @@ describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5
           kind = 'CANCELLED';
         }
         const r = record(reservationNumber);
-        touched.push({ eventId, seen: { kind, reservationNumber, status: r.status.toUpperCase(), hotelId: r.hotelId } });
+        touched.push({
+          eventId,
+          seen: { kind, reservationNumber, status: r.status.toUpperCase(), hotelId: r.hotelId },
+        });
       }
       for (const { eventId, seen } of touched) expected.get(eventId)!.push(seen);
       for (const [eventId, reservationNumber] of madeNow) created.get(eventId)!.push(reservationNumber);
@@ -104,7 +150,8 @@ describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5
     await twoPolls(5003, 5002);
     // Every write arrives once, with its kind and latest state (changes within one minute have
     // no finer order upstream, so the sets are compared, and the order by modification time).
-    const byNumber = (changes: Seen[]) => [...changes].sort((a, b) => a.reservationNumber - b.reservationNumber || a.kind.localeCompare(b.kind));
+    const byNumber = (changes: Seen[]) =>
+      [...changes].sort((a, b) => a.reservationNumber - b.reservationNumber || a.kind.localeCompare(b.kind));
     const got = { all5003: changesOf(all5003), all5002: changesOf(all5002) };
     expect(byNumber(got.all5003)).toEqual(byNumber(expected.get(5003)!));
     expect(byNumber(got.all5002)).toEqual(byNumber(expected.get(5002)!));
@@ -117,7 +164,9 @@ describe('reservationChanged: three subscribers on 5003 (two filtered), one on 5
 
     // One poller per event: one baseline read of 5003 (two pages) for three subscribers, and as
     // many polls in the log as the one feed made (one more may be on its way).
-    const reads = t.calls().filter((call) => call.endpoint === 'getreservation' && String(call.params.eventId) === '5003');
+    const reads = t
+      .calls()
+      .filter((call) => call.endpoint === 'getreservation' && String(call.params.eventId) === '5003');
     expect(reads.filter((call) => call.params.modifiedAfterDate === undefined)).toHaveLength(2);
     const polls = reads.filter((call) => call.params.modifiedAfterDate !== undefined).length;
     expect(polls - pollsOf(5003)).toBeGreaterThanOrEqual(0);
@@ -156,7 +205,9 @@ describe('reservationChanged: resuming with since', () => {
     const resumed = await sse({ eventId: 5002, since: lastModifiedAt });
     await until(() => pollsOf(5002) > 0);
     const e = await book(t.emulator, { eventId: 5002 });
-    const live = (r: { data?: Record<string, unknown> | null }) => (r.data?.reservationChanged as { reservation: { reservationNumber: number } }).reservation.reservationNumber === e.reservationNumber;
+    const live = (r: { data?: Record<string, unknown> | null }) =>
+      (r.data?.reservationChanged as { reservation: { reservationNumber: number } }).reservation.reservationNumber ===
+      e.reservationNumber;
     await until(() => resumed.received.some(live));
     await twoPolls(5002);
     const got = changesOf(resumed).map(({ kind, reservationNumber }) => [kind, reservationNumber]);
@@ -178,7 +229,11 @@ describe('reservationChanged: bad arguments answer an error on the stream', () =
   it.each([
     ['an unknown event', { eventId: 9999 }, 'eventId: no event 9999 for this licensee'],
     ['another licensee’s event', { eventId: 6001 }, 'eventId: no event 6001 for this licensee'],
-    ['a since in the future', { eventId: 5003, since: '2099-01-01T00:00:00Z' }, 'since: 2099-01-01T00:00:00Z is in the future; give a past instant (such as the last modifiedAt received) or leave it out'],
+    [
+      'a since in the future',
+      { eventId: 5003, since: '2099-01-01T00:00:00Z' },
+      'since: 2099-01-01T00:00:00Z is in the future; give a past instant (such as the last modifiedAt received) or leave it out',
+    ],
   ])('%s, over SSE and graphql-ws, then the stream ends', async (_name, variables, message) => {
     const overSse = await sse(variables);
     await overSse.completed;
@@ -188,7 +243,9 @@ describe('reservationChanged: bad arguments answer an error on the stream', () =
     await ws.dispose();
     for (const s of [overSse, overWs]) {
       expect(s.received).toHaveLength(1);
-      expect(s.received[0]!.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([['BAD_USER_INPUT', message]]);
+      expect(s.received[0]!.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
+        ['BAD_USER_INPUT', message],
+      ]);
     }
     await until(() => t.gateway.changeFeeds.active().length === 0);
   });
@@ -205,14 +262,22 @@ describe('reservationChanged: bad arguments answer an error on the stream', () =
 describe('reservationChanged: the SSE response', () => {
   it('sends its headers at once, before the feed’s baseline read is answered', async () => {
     t.clearLog();
-    await fetch(`${t.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ endpoint: 'getreservation', latencyMs: 1500 }] }) });
+    await fetch(`${t.emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ endpoint: 'getreservation', latencyMs: 1500 }] }),
+    });
     try {
       const s = await sse({ eventId: 5002 });
       expect(s.response.headers.get('content-type')).toContain('text/event-stream');
       expect(t.count('getreservation')).toBe(0);
       s.close();
     } finally {
-      await fetch(`${t.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [] }) });
+      await fetch(`${t.emulator.url}/_emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rules: [] }),
+      });
     }
     await until(() => t.gateway.changeFeeds.active().length === 0);
   });

@@ -9,7 +9,14 @@ describe('loadConfig', () => {
   it('defaults to the embedded emulator and its demo licensee', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', upstreamBaseUrl: undefined, auth: { mode: 'none' } });
-    expect(c.licensees).toEqual([{ id: '1001', account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' }, rateLimit: 240, clients: [] }]);
+    expect(c.licensees).toEqual([
+      {
+        id: '1001',
+        account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' },
+        rateLimit: 240,
+        clients: [],
+      },
+    ]);
     expect(c.upstream).toMatchObject({ rateLimit: 240, rateWindowMs: 60_000, rateMargin: 0.05, timeoutMs: 10_000 });
     expect(c.upstream.userAgent).toMatch(/^reservation-gateway\/\d+\.\d+\.\d+$/);
   });
@@ -32,7 +39,15 @@ describe('loadConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ['PORT', 'UPSTREAM_RATE_LIMIT', 'UPSTREAM_RATE_MARGIN', 'UPSTREAM_TIMEZONE', 'UPSTREAM_BASE_URL', 'LOG_LEVEL', 'GATEWAY_AUTH']) {
+    for (const name of [
+      'PORT',
+      'UPSTREAM_RATE_LIMIT',
+      'UPSTREAM_RATE_MARGIN',
+      'UPSTREAM_TIMEZONE',
+      'UPSTREAM_BASE_URL',
+      'LOG_LEVEL',
+      'GATEWAY_AUTH',
+    ]) {
       expect(message).toContain(`${name}:`);
     }
     expect(message).toContain('"Mars/Olympus"');
@@ -42,29 +57,52 @@ describe('loadConfig', () => {
   it('reads the query limits and the CORS allow-list', () => {
     expect(loadConfig({}).queryLimits).toEqual({ bytes: 65_536, depth: 12, aliases: 30, directives: 50, tokens: 1000 });
     expect(loadConfig({}).corsOrigins).toEqual([]);
-    const c = loadConfig({ QUERY_MAX_DEPTH: '8', QUERY_MAX_TOKENS: '600', CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' });
+    const c = loadConfig({
+      QUERY_MAX_DEPTH: '8',
+      QUERY_MAX_TOKENS: '600',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:3000',
+    });
     expect(c.queryLimits).toMatchObject({ depth: 8, tokens: 600 });
     expect(c.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
     // Above 1200 tokens a document could nest deep enough to overflow graphql-js's parser.
     expect(() => loadConfig({ QUERY_MAX_TOKENS: '5000' })).toThrow(/QUERY_MAX_TOKENS: must be at most 1200/);
-    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' })).toThrow(/CORS_ORIGINS: each must be an origin/);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' })).toThrow(
+      /CORS_ORIGINS: each must be an origin/,
+    );
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
   });
 
   it('reads the change feeds’ interval and the traces’ endpoint; bad values are a ConfigError (issue 11)', () => {
     expect(loadConfig({}).changesPollIntervalMs).toBe(15_000);
     expect(loadConfig({}).otlpEndpoint).toBeUndefined();
-    expect(loadConfig({ CHANGES_POLL_INTERVAL_MS: '1000', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toMatchObject({ changesPollIntervalMs: 1000, otlpEndpoint: 'http://127.0.0.1:4318' });
-    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: 'often' })).toThrow(/CHANGES_POLL_INTERVAL_MS: must be a number/);
-    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: '0' })).toThrow(/CHANGES_POLL_INTERVAL_MS: must be at least 100/);
+    expect(
+      loadConfig({ CHANGES_POLL_INTERVAL_MS: '1000', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }),
+    ).toMatchObject({ changesPollIntervalMs: 1000, otlpEndpoint: 'http://127.0.0.1:4318' });
+    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: 'often' })).toThrow(
+      /CHANGES_POLL_INTERVAL_MS: must be a number/,
+    );
+    expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: '0' })).toThrow(
+      /CHANGES_POLL_INTERVAL_MS: must be at least 100/,
+    );
     expect(() => loadConfig({ CHANGES_POLL_INTERVAL_MS: '1.5' })).toThrow(ConfigError);
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/,
+    );
   });
 
   it('requires credentials with an upstream', () => {
-    expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(/UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/);
-    const c = loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com', UPSTREAM_KEY: 'k', UPSTREAM_SYSTEM_IDENTIFIER: '42', UPSTREAM_TIMEZONE: 'America/Chicago' });
-    expect(c.licensees.map((licensee) => licensee.account)).toEqual([{ systemIdentifier: '42', key: 'k', timeZone: 'America/Chicago' }]);
+    expect(() => loadConfig({ UPSTREAM_BASE_URL: 'https://service.example.com' })).toThrow(
+      /UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER are required/,
+    );
+    const c = loadConfig({
+      UPSTREAM_BASE_URL: 'https://service.example.com',
+      UPSTREAM_KEY: 'k',
+      UPSTREAM_SYSTEM_IDENTIFIER: '42',
+      UPSTREAM_TIMEZONE: 'America/Chicago',
+    });
+    expect(c.licensees.map((licensee) => licensee.account)).toEqual([
+      { systemIdentifier: '42', key: 'k', timeZone: 'America/Chicago' },
+    ]);
   });
 });
 
@@ -85,18 +123,42 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     const c = loadConfig({ ...licenseesEnv(), UPSTREAM_RATE_LIMIT: '100' });
     expect(c.auth).toEqual({ mode: 'api-key' });
     expect(c.licensees.map(({ id, account, rateLimit }) => ({ id, account, rateLimit }))).toEqual([
-      { id: 'acme', account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC', rateLimit: 100 }, rateLimit: 100 },
-      { id: 'globex', account: { systemIdentifier: '2002', key: 'demo-key-2002', timeZone: 'America/New_York', rateLimit: 100 }, rateLimit: 100 },
+      {
+        id: 'acme',
+        account: { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC', rateLimit: 100 },
+        rateLimit: 100,
+      },
+      {
+        id: 'globex',
+        account: { systemIdentifier: '2002', key: 'demo-key-2002', timeZone: 'America/New_York', rateLimit: 100 },
+        rateLimit: 100,
+      },
     ]);
-    expect(c.licensees[1]?.clients.map((entry) => [entry.name, entry.scopes])).toEqual([['globex-web', ['read']], ['globex-ops', ['read', 'write']]]);
+    expect(c.licensees[1]?.clients.map((entry) => [entry.name, entry.scopes])).toEqual([
+      ['globex-web', ['read']],
+      ['globex-ops', ['read', 'write']],
+    ]);
     expect(c.warnings).toEqual([]);
   });
 
   it('names every bad entry of the file in one message, and never echoes a key', () => {
     const file = {
       licensees: [
-        { id: 'acme', systemIdentifier: '1001', keyEnv: 'UNSET_VARIABLE', clients: [{ name: 'web', apiKeySha256: sha256('k').toUpperCase(), scopes: ['admin'] }] },
-        { id: 'globex', systemIdentifier: 'two', key: 'inline-upstream-secret', keyEnv: 'GLOBEX_UPSTREAM_KEY', timezone: 'Mars/Olympus', rateLimit: 0, keyenv: 'typo' },
+        {
+          id: 'acme',
+          systemIdentifier: '1001',
+          keyEnv: 'UNSET_VARIABLE',
+          clients: [{ name: 'web', apiKeySha256: sha256('k').toUpperCase(), scopes: ['admin'] }],
+        },
+        {
+          id: 'globex',
+          systemIdentifier: 'two',
+          key: 'inline-upstream-secret',
+          keyEnv: 'GLOBEX_UPSTREAM_KEY',
+          timezone: 'Mars/Olympus',
+          rateLimit: 0,
+          keyenv: 'typo',
+        },
         { id: 'initech', systemIdentifier: '3003' },
       ],
     };
@@ -134,14 +196,18 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
   });
 
   it('says when the file cannot be read or is not JSON, without quoting its text', () => {
-    expect(configError({ LICENSEES_FILE: '/nonexistent/licensees.json' })).toMatch(/LICENSEES_FILE cannot read \/nonexistent\/licensees.json \(ENOENT\)/);
+    expect(configError({ LICENSEES_FILE: '/nonexistent/licensees.json' })).toMatch(
+      /LICENSEES_FILE cannot read \/nonexistent\/licensees.json \(ENOENT\)/,
+    );
     const message = configError(licenseesEnv('{ "licensees": [ { "key": "leaked-secret" ,, } ] }'));
     expect(message).toMatch(/LICENSEES_FILE .*licensees.json is not valid JSON/);
     expect(message).not.toContain('leaked-secret');
   });
 
   it('refuses modes that cannot work: none with several licensees, api-key or jwt without a file, jwt without its settings', () => {
-    expect(configError({ ...licenseesEnv(), GATEWAY_AUTH: 'none' })).toContain('GATEWAY_AUTH: none cannot tell 2 licensees apart');
+    expect(configError({ ...licenseesEnv(), GATEWAY_AUTH: 'none' })).toContain(
+      'GATEWAY_AUTH: none cannot tell 2 licensees apart',
+    );
     expect(configError({ GATEWAY_AUTH: 'api-key' })).toContain('GATEWAY_AUTH: api-key needs LICENSEES_FILE');
     expect(configError({ GATEWAY_AUTH: 'jwt' })).toContain('GATEWAY_AUTH: jwt needs LICENSEES_FILE');
     expect(configError({ GATEWAY_AUTH: 'basic' })).toContain('GATEWAY_AUTH: must be none, api-key or jwt');
@@ -151,53 +217,93 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     expect(jwt).toContain('JWT_AUDIENCE: is required');
     const noClients = { licensees: [{ id: 'acme', systemIdentifier: '1001', keyEnv: 'ACME_UPSTREAM_KEY' }] };
     expect(configError(licenseesEnv(noClients))).toContain('GATEWAY_AUTH=api-key needs at least one client');
-    expect(loadConfig({ ...licenseesEnv(noClients), GATEWAY_AUTH: 'none' }).licensees.map((l) => l.id)).toEqual(['acme']);
+    expect(loadConfig({ ...licenseesEnv(noClients), GATEWAY_AUTH: 'none' }).licensees.map((l) => l.id)).toEqual([
+      'acme',
+    ]);
   });
 
   it('checks the JWT settings and never echoes the secret', () => {
-    const base = { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'gateway' };
+    const base = {
+      ...licenseesEnv(),
+      GATEWAY_AUTH: 'jwt',
+      JWT_ISSUER: 'https://id.example.com/',
+      JWT_AUDIENCE: 'gateway',
+    };
     const short = configError({ ...base, JWT_SECRET: 'short-secret' });
     expect(short).toContain('JWT_SECRET: must be at least 32 bytes');
     expect(short).not.toContain('short-secret');
-    expect(configError({ ...base, JWT_JWKS_URL: 'http://id.example.com/jwks.json' })).toContain('JWT_JWKS_URL: must be an https URL (http only on a loopback address)');
-    expect(configError({ ...base, JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.com/jwks.json' })).toContain('exactly one of');
-    expect(loadConfig({ ...base, JWT_JWKS_URL: 'https://id.example.com/jwks.json', JWT_LICENSEE_CLAIM: 'tenant' }).auth).toEqual({
+    expect(configError({ ...base, JWT_JWKS_URL: 'http://id.example.com/jwks.json' })).toContain(
+      'JWT_JWKS_URL: must be an https URL (http only on a loopback address)',
+    );
+    expect(
+      configError({ ...base, JWT_SECRET: 'x'.repeat(32), JWT_JWKS_URL: 'https://id.example.com/jwks.json' }),
+    ).toContain('exactly one of');
+    expect(
+      loadConfig({ ...base, JWT_JWKS_URL: 'https://id.example.com/jwks.json', JWT_LICENSEE_CLAIM: 'tenant' }).auth,
+    ).toEqual({
       mode: 'jwt',
       verify: { jwksUrl: 'https://id.example.com/jwks.json' },
       issuer: 'https://id.example.com/',
       audience: 'gateway',
       licenseeClaim: 'tenant',
     });
-    expect(configError({ ...licenseesEnv(), JWT_SECRET: 'x'.repeat(32) })).toContain('JWT_SECRET: is only used with GATEWAY_AUTH=jwt (it is api-key)');
+    expect(configError({ ...licenseesEnv(), JWT_SECRET: 'x'.repeat(32) })).toContain(
+      'JWT_SECRET: is only used with GATEWAY_AUTH=jwt (it is api-key)',
+    );
   });
 
   it('refuses UPSTREAM_KEY and UPSTREAM_SYSTEM_IDENTIFIER beside LICENSEES_FILE (they would be ignored)', () => {
-    const message = configError({ ...licenseesEnv(), UPSTREAM_KEY: 'upstream-secret', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const message = configError({
+      ...licenseesEnv(),
+      UPSTREAM_KEY: 'upstream-secret',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    });
     expect(message).toContain('UPSTREAM_KEY: is not used with LICENSEES_FILE');
     expect(message).toContain('UPSTREAM_SYSTEM_IDENTIFIER: is not used with LICENSEES_FILE');
     expect(message).not.toContain('upstream-secret');
     // All licensees share UPSTREAM_BASE_URL; their credentials come from the file.
-    expect(loadConfig({ ...licenseesEnv(), UPSTREAM_BASE_URL: 'https://service.example.com' }).licensees).toHaveLength(2);
+    expect(loadConfig({ ...licenseesEnv(), UPSTREAM_BASE_URL: 'https://service.example.com' }).licensees).toHaveLength(
+      2,
+    );
   });
 
   it("accepts the README's LICENSEES_FILE example as it stands (docs that cannot rot)", () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const example = /```json\n(\{\n {2}"licensees"[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
-    const c = loadConfig({ ...licenseesEnv(JSON.parse(example!)), ACME_UPSTREAM_KEY: 'acme-upstream', GLOBEX_UPSTREAM_KEY: 'globex-upstream' });
-    expect(c.licensees.map((licensee) => [licensee.id, licensee.account.systemIdentifier, licensee.account.timeZone, licensee.clients.length])).toEqual([
+    const c = loadConfig({
+      ...licenseesEnv(JSON.parse(example!)),
+      ACME_UPSTREAM_KEY: 'acme-upstream',
+      GLOBEX_UPSTREAM_KEY: 'globex-upstream',
+    });
+    expect(
+      c.licensees.map((licensee) => [
+        licensee.id,
+        licensee.account.systemIdentifier,
+        licensee.account.timeZone,
+        licensee.clients.length,
+      ]),
+    ).toEqual([
       ['acme', '1001', 'America/Chicago', 2],
       ['globex', '2002', 'UTC', 1],
     ]);
   });
 
   it('warns about a key written in the file and about none on a non-loopback address', () => {
-    const inline = { licensees: [{ id: 'local', systemIdentifier: '1001', key: 'demo-key-1001', clients: [client('dev', 'dev-key')] }] };
+    const inline = {
+      licensees: [{ id: 'local', systemIdentifier: '1001', key: 'demo-key-1001', clients: [client('dev', 'dev-key')] }],
+    };
     const c = loadConfig(licenseesEnv(inline));
     expect(c.licensees[0]?.account.key).toBe('demo-key-1001');
-    expect(c.warnings).toEqual([expect.stringContaining('licensee "local" has its upstream key written in LICENSEES_FILE')]);
+    expect(c.warnings).toEqual([
+      expect.stringContaining('licensee "local" has its upstream key written in LICENSEES_FILE'),
+    ]);
     expect(c.warnings.join()).not.toContain('demo-key-1001');
-    const publicNone = { HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com', GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' };
+    const publicNone = {
+      HOST: '0.0.0.0',
+      ALLOWED_HOSTS: 'gateway.example.com',
+      GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes',
+    };
     expect(loadConfig(publicNone).warnings).toEqual([expect.stringContaining('GATEWAY_AUTH=none on HOST 0.0.0.0')]);
     expect(loadConfig({ HOST: '127.0.0.1' }).warnings).toEqual([]);
   });
@@ -206,7 +312,13 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
 describe('the doors’ settings: input bounds, server timeouts, hosts, operators, GraphiQL', () => {
   it('defaults to bounded inputs and timeouts of seconds, the loopback names, and GraphiQL on loopback', () => {
     const c = loadConfig({});
-    expect(c.http).toEqual({ maxRequestBytes: 1024 * 1024, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 });
+    expect(c.http).toEqual({
+      maxRequestBytes: 1024 * 1024,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 1024,
+    });
     expect(c.allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
     expect(c).toMatchObject({ graphiql: true, operationNames: [] });
     expect(c.opsToken).toBeUndefined();
@@ -229,9 +341,19 @@ describe('the doors’ settings: input bounds, server timeouts, hosts, operators
       GRAPHIQL: 'off',
     });
     expect(c.queryLimits.bytes).toBe(4096);
-    expect(c.http).toEqual({ maxRequestBytes: 65_536, headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 3000, maxConnections: 50 });
+    expect(c.http).toEqual({
+      maxRequestBytes: 65_536,
+      headersTimeoutMs: 2000,
+      requestTimeoutMs: 4000,
+      keepAliveTimeoutMs: 3000,
+      maxConnections: 50,
+    });
     expect(c.allowedHosts).toEqual(['gateway.example.com', '10.0.0.5', '[::1]']);
-    expect(c).toMatchObject({ opsToken: 'a'.repeat(32), operationNames: ['EventPage', 'Reservations'], graphiql: false });
+    expect(c).toMatchObject({
+      opsToken: 'a'.repeat(32),
+      operationNames: ['EventPage', 'Reservations'],
+      graphiql: false,
+    });
   });
 
   it('names every bad value at once, and never echoes OPS_TOKEN', () => {
@@ -259,7 +381,9 @@ describe('the doors’ settings: input bounds, server timeouts, hosts, operators
       expect(message).toContain(expected);
     }
     expect(message).not.toContain('short secret');
-    expect(configError({ ALLOWED_HOSTS: 'gateway.example.com:443' })).toContain('ALLOWED_HOSTS: each must be a host name');
+    expect(configError({ ALLOWED_HOSTS: 'gateway.example.com:443' })).toContain(
+      'ALLOWED_HOSTS: each must be a host name',
+    );
   });
 
   it('refuses a public HOST without ALLOWED_HOSTS, and GATEWAY_AUTH=none on it unless told it is meant', () => {
@@ -268,11 +392,19 @@ describe('the doors’ settings: input bounds, server timeouts, hosts, operators
     expect(message).toContain('GATEWAY_AUTH: none on HOST=0.0.0.0 (not a loopback address)');
     expect(message).toContain('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes');
     expect(configError({ HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com' })).not.toContain('ALLOWED_HOSTS');
-    const meant = loadConfig({ HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com', GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' });
+    const meant = loadConfig({
+      HOST: '0.0.0.0',
+      ALLOWED_HOSTS: 'gateway.example.com',
+      GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes',
+    });
     expect(meant).toMatchObject({ auth: { mode: 'none' }, allowedHosts: ['gateway.example.com'], graphiql: false });
     // With client authentication a public HOST needs only its names.
-    expect(loadConfig({ ...licenseesEnv(), HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com' }).auth.mode).toBe('api-key');
-    expect(configError({ ...licenseesEnv(), GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' })).toContain('GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: is only used with GATEWAY_AUTH=none (it is api-key)');
+    expect(loadConfig({ ...licenseesEnv(), HOST: '0.0.0.0', ALLOWED_HOSTS: 'gateway.example.com' }).auth.mode).toBe(
+      'api-key',
+    );
+    expect(configError({ ...licenseesEnv(), GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: 'yes' })).toContain(
+      'GATEWAY_AUTH_NONE_ON_PUBLIC_HOST: is only used with GATEWAY_AUTH=none (it is api-key)',
+    );
   });
 });
 
@@ -280,7 +412,15 @@ describe('logger', () => {
   it('redacts credentials and personal data', () => {
     let out = '';
     const logger = createLogger('info', new Writable({ write: (c, _e, done) => ((out += c.toString()), done()) }));
-    logger.info({ key: 'demo-key-1001', params: { token: 'abc', email: 'a@b.co' }, contact: { firstName: 'Ada' }, attendee: { lastName: 'Lovelace', phone: '555' } }, 'call');
+    logger.info(
+      {
+        key: 'demo-key-1001',
+        params: { token: 'abc', email: 'a@b.co' },
+        contact: { firstName: 'Ada' },
+        attendee: { lastName: 'Lovelace', phone: '555' },
+      },
+      'call',
+    );
     expect(out).not.toMatch(/demo-key-1001|abc|a@b\.co|Ada|Lovelace|555/);
     expect(out).toContain('[redacted]');
   });
@@ -294,8 +434,15 @@ describe('Yoga logging', () => {
     const logging = yogaLogging(logger);
     logging.error(new TypeError('boom'));
     logging.debug('Parsing request', { operationName: 'X' });
-    const [error, debug] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(error).toMatchObject({ level: 50, msg: 'boom', err: { type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') } });
+    const [error, debug] = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(error).toMatchObject({
+      level: 50,
+      msg: 'boom',
+      err: { type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') },
+    });
     expect(error).not.toHaveProperty('0');
     expect(debug).toMatchObject({ level: 20, msg: 'Parsing request', details: [{ operationName: 'X' }] });
   });

@@ -8,12 +8,19 @@ describe('cursors bound to their licensee', () => {
   const OF_2002 = { key: 'reservations-of-5001', licensee: '2002' };
 
   it('are taken back by the licensee they were made for', () => {
-    expect(decodeCursor(encodeCursor(OF_1001, 41, [700_042]), OF_1001, 'after')).toEqual({ offset: 41, order: [700_042] });
+    expect(decodeCursor(encodeCursor(OF_1001, 41, [700_042]), OF_1001, 'after')).toEqual({
+      offset: 41,
+      order: [700_042],
+    });
   });
 
   it('are refused for another licensee, naming the argument, even over the same list', () => {
-    expect(() => decodeCursor(encodeCursor(OF_1001, 41, [700_042]), OF_2002, 'after')).toThrow('after: the cursor was not made for this licensee');
-    expect(() => decodeCursor(encodeCursor(OF_2002, 3), OF_1001, 'before')).toThrow('before: the cursor was not made for this licensee');
+    expect(() => decodeCursor(encodeCursor(OF_1001, 41, [700_042]), OF_2002, 'after')).toThrow(
+      'after: the cursor was not made for this licensee',
+    );
+    expect(() => decodeCursor(encodeCursor(OF_2002, 3), OF_1001, 'before')).toThrow(
+      'before: the cursor was not made for this licensee',
+    );
   });
 
   it('are refused when made before cursors carried the licensee', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { createLogger } from '../../src/observability/logger.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 
 /**
  * A record the gateway cannot read (here: a reservation whose number the service left out) is
@@ -16,7 +16,9 @@ const lines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
-  const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = createLogger('info', {
+    write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
   gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'info' }), upstreamBaseUrl: emulator.url }, logger);
   // The third reservation of event 5002 loses its number upstream.
   const record = emulator.state.store.reservationsByEvent.get(5002)![2]! as unknown as Record<string, unknown>;
@@ -39,7 +41,16 @@ async function window(first: number, after?: string) {
       variables: { first, after },
     }),
   });
-  const body = (await res.json()) as { data: { event: { reservations: { pageInfo: { hasNextPage: boolean; endCursor: string }; edges: { cursor: string; node: { reservationNumber: number } }[] } } } };
+  const body = (await res.json()) as {
+    data: {
+      event: {
+        reservations: {
+          pageInfo: { hasNextPage: boolean; endCursor: string };
+          edges: { cursor: string; node: { reservationNumber: number } }[];
+        };
+      };
+    };
+  };
   return body.data.event.reservations;
 }
 
@@ -58,7 +69,9 @@ describe('a reservation without a number', () => {
     const skipped = lines.filter((l) => l.component === 'resolvers');
     expect(skipped.length).toBeGreaterThan(0);
     expect(skipped[0]).toMatchObject({ level: 40, endpoint: 'getreservation', eventId: 5002, positions: [2] });
-    const record = emulator.state.store.reservationsByEvent.get(5002)![2]! as unknown as { contact: { email: string; lastName: string } };
+    const record = emulator.state.store.reservationsByEvent.get(5002)![2]! as unknown as {
+      contact: { email: string; lastName: string };
+    };
     const text = JSON.stringify(lines);
     expect(text).not.toContain(record.contact.email);
     expect(text).not.toContain('demo-key-1001');

@@ -11,7 +11,14 @@ import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway
 const LIST = `query ($eventId: Int!, $status: ReservationStatus) {
   event(eventId: $eventId) { reservations(first: 5, filter: { reservationStatus: $status }) { totalCount edges { node { reservationNumber customFieldValues { customFieldId value } } } } }
 }`;
-type List = { event: { reservations: { totalCount: number; edges: { node: { reservationNumber: number; customFieldValues: { customFieldId: number; value: string }[] } }[] } } };
+type List = {
+  event: {
+    reservations: {
+      totalCount: number;
+      edges: { node: { reservationNumber: number; customFieldValues: { customFieldId: number; value: string }[] } }[];
+    };
+  };
+};
 
 let t: TestGateway;
 // The response cache off: these operations repeat, and must reach the page layer to be counted.
@@ -25,7 +32,9 @@ const reservationReads = () => t.count('getreservation') + t.count('getreservati
 
 describe('reservation pages and page counts shared across operations', () => {
   it('fifty concurrent operations reading one list cost what one does', async () => {
-    const answers = await Promise.all(Array.from({ length: 50 }, () => t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => t.exec<List, Record<string, unknown>>(LIST, { eventId: 5001 })),
+    );
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     expect(new Set(answers.map((a) => JSON.stringify(a.data))).size).toBe(1);
     // Page 1, and for totalCount the page count and the last page.
@@ -52,20 +61,30 @@ describe('reservation pages and page counts shared across operations', () => {
   it('our own write to a reservation drops the kept pages: the next read shows it at once', async () => {
     const before = await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5002 });
     const first = before.data!.event.reservations.edges[0]!.node.reservationNumber;
-    const set = await t.exec(`mutation ($n: Int!) { setCustomFieldValue(input: { customFieldId: 2, value: "late arrival", reservationNumber: $n }) { customFieldId } }`, { n: first });
+    const set = await t.exec(
+      `mutation ($n: Int!) { setCustomFieldValue(input: { customFieldId: 2, value: "late arrival", reservationNumber: $n }) { customFieldId } }`,
+      { n: first },
+    );
     expect(set.errors).toBeUndefined();
     t.clearLog();
     const after = await t.exec<List, Record<string, unknown>>(LIST, { eventId: 5002 });
-    expect(after.data!.event.reservations.edges[0]!.node.customFieldValues).toContainEqual({ customFieldId: 2, value: 'late arrival' });
+    expect(after.data!.event.reservations.edges[0]!.node.customFieldValues).toContainEqual({
+      customFieldId: 2,
+      value: 'late arrival',
+    });
     expect(t.count('getreservation')).toBeGreaterThan(0);
   });
 
   it('a change made upstream by someone else shows once the page lifetime has passed', async () => {
     const short = await startGateway({}, { UPSTREAM_PAGE_TTL_MS: '200', RESPONSE_CACHE: 'off' });
     try {
-      const count = async () => (await short.exec<List, Record<string, unknown>>(LIST, { eventId: 5003 })).data!.event.reservations.totalCount;
+      const count = async () =>
+        (await short.exec<List, Record<string, unknown>>(LIST, { eventId: 5003 })).data!.event.reservations.totalCount;
       const before = await count();
-      const res = await fetch(`${short.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5003 }) });
+      const res = await fetch(`${short.emulator.url}/_emulator/bookings`, {
+        method: 'POST',
+        body: JSON.stringify({ eventId: 5003 }),
+      });
       expect(res.ok).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 250));
       expect(await count()).toBe(before + 1);

@@ -1,12 +1,20 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  AttendeeReservationsDocument,
+  ReservationCountDocument,
+  ReservationNumbersDocument,
+  type ReservationNumbersQueryVariables,
+} from '../documents/generated.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { AttendeeReservationsDocument, ReservationCountDocument, ReservationNumbersDocument, type ReservationNumbersQueryVariables } from '../documents/generated.ts';
 
 let t: TestGateway;
 /** Pages kept in flight only: what one operation reads, asserted without the page lifetime's help. */
 let uncached: TestGateway;
 beforeAll(async () => {
-  [t, uncached] = await Promise.all([startGateway(), startGateway({}, { UPSTREAM_PAGE_TTL_MS: '0', RESPONSE_CACHE: 'off' })]);
+  [t, uncached] = await Promise.all([
+    startGateway(),
+    startGateway({}, { UPSTREAM_PAGE_TTL_MS: '0', RESPONSE_CACHE: 'off' }),
+  ]);
 });
 afterAll(() => Promise.all([t.close(), uncached.close()]));
 beforeEach(() => {
@@ -14,10 +22,12 @@ beforeEach(() => {
   uncached.clearLog();
 });
 
-const all = (eventId: number) => t.emulator.state.store.reservationsByEvent.get(eventId)!.map((r) => r.reservationNumber);
+const all = (eventId: number) =>
+  t.emulator.state.store.reservationsByEvent.get(eventId)!.map((r) => r.reservationNumber);
 type Vars = Omit<ReservationNumbersQueryVariables, 'eventId'>;
 /** A window of event 5001's reservations. */
-const page = (variables: Vars, gateway = t) => gateway.exec(ReservationNumbersDocument, { eventId: 5001, ...variables });
+const page = (variables: Vars, gateway = t) =>
+  gateway.exec(ReservationNumbersDocument, { eventId: 5001, ...variables });
 
 /** Walks event 5001 with first: 1000; returns the reservation numbers seen and the pages each step read. */
 async function walk(gateway: TestGateway): Promise<{ seen: number[]; pagesPerStep: number[][] }> {
@@ -28,7 +38,13 @@ async function walk(gateway: TestGateway): Promise<{ seen: number[]; pagesPerSte
     gateway.clearLog();
     const res = await page({ first: 1000, after }, gateway);
     expect(res.errors).toBeUndefined();
-    pagesPerStep.push(gateway.calls().filter((c) => c.endpoint === 'getreservation').map((c) => Number(c.params.page)).sort((a, b) => a - b));
+    pagesPerStep.push(
+      gateway
+        .calls()
+        .filter((c) => c.endpoint === 'getreservation')
+        .map((c) => Number(c.params.page))
+        .sort((a, b) => a - b),
+    );
     expect(gateway.count('getreservationpagecount')).toBe(0);
     const c = res.data!.event!.reservations;
     seen.push(...c.edges.map((e) => e.node.reservationNumber));
@@ -84,7 +100,9 @@ describe('reservations connection', () => {
     expect(back.data!.event!.reservations.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
     const at998 = (await page({ first: 999 })).data!.event!.reservations.pageInfo.endCursor;
     const across = await page({ first: 4, after: at998 });
-    expect(across.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(numbers.slice(999, 1003));
+    expect(across.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(
+      numbers.slice(999, 1003),
+    );
   });
 
   it('hasNextPage is exact at the end of the list, also when it ends on a page boundary', async () => {
@@ -97,8 +115,14 @@ describe('reservations connection', () => {
   });
 
   it('totalCount follows the filter and is 0 when nothing matches', async () => {
-    const cancelled = t.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'cancelled').length;
-    const res = await t.exec(ReservationCountDocument, { eventId: 5001, first: 1, filter: { reservationStatus: 'CANCELLED' } });
+    const cancelled = t.emulator.state.store.reservationsByEvent
+      .get(5001)!
+      .filter((r) => r.status === 'cancelled').length;
+    const res = await t.exec(ReservationCountDocument, {
+      eventId: 5001,
+      first: 1,
+      filter: { reservationStatus: 'CANCELLED' },
+    });
     expect(res.data!.event!.reservations.totalCount).toBe(cancelled);
     const none = await t.exec(ReservationCountDocument, { eventId: 5001, first: 1, filter: { reservationNumber: 1 } });
     expect(none.data!.event!.reservations.totalCount).toBe(0);
@@ -108,7 +132,11 @@ describe('reservations connection', () => {
     const list = t.emulator.state.store.reservationsByEvent.get(5002)!;
     const pivot = [...list].sort((a, b) => a.modifiedMs - b.modifiedMs)[500]!;
     const since = new Date(Math.floor(pivot.modifiedMs / 60_000) * 60_000).toISOString();
-    const res = await t.exec(ReservationNumbersDocument, { eventId: 5002, first: 1000, filter: { modifiedAfter: since } });
+    const res = await t.exec(ReservationNumbersDocument, {
+      eventId: 5002,
+      first: 1000,
+      filter: { modifiedAfter: since },
+    });
     expect(res.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(
       list.filter((r) => r.modifiedMs >= Date.parse(since)).map((r) => r.reservationNumber),
     );
@@ -131,37 +159,66 @@ describe('reservations connection', () => {
     const filter = { reservationStatus: 'NEW' as const };
     const newOnes = () => t.emulator.state.store.reservationsByEvent.get(5003)!.filter((r) => r.status === 'new');
     const setStatus = (reservationNumber: number, status: string) =>
-      fetch(`${t.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5003, reservationNumber, status }) });
+      fetch(`${t.emulator.url}/_emulator/bookings`, {
+        method: 'POST',
+        body: JSON.stringify({ eventId: 5003, reservationNumber, status }),
+      });
 
-    const first = (await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 20, filter })).data!.event!.reservations;
+    const first = (await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 20, filter })).data!.event!
+      .reservations;
     const seen = first.edges.map((e) => e.node.reservationNumber);
     // Between the two pages, two reservations seen leave the list and one not seen (an earlier number) joins it.
     await setStatus(seen[3]!, 'cancelled');
     await setStatus(seen[7]!, 'declined');
-    const joining = t.emulator.state.store.reservationsByEvent.get(5003)!.find((r) => r.status !== 'new' && r.reservationNumber < seen[19]!)!;
+    const joining = t.emulator.state.store.reservationsByEvent
+      .get(5003)!
+      .find((r) => r.status !== 'new' && r.reservationNumber < seen[19]!)!;
     await setStatus(joining.reservationNumber, 'new');
 
-    const next = await t.exec(ReservationNumbersDocument, { eventId: 5003, first: 10, after: first.pageInfo.endCursor, filter });
+    const next = await t.exec(ReservationNumbersDocument, {
+      eventId: 5003,
+      first: 10,
+      after: first.pageInfo.endCursor,
+      filter,
+    });
     expect(next.errors).toBeUndefined();
-    const expected = newOnes().filter((r) => r.reservationNumber > seen[19]!).slice(0, 10).map((r) => r.reservationNumber);
+    const expected = newOnes()
+      .filter((r) => r.reservationNumber > seen[19]!)
+      .slice(0, 10)
+      .map((r) => r.reservationNumber);
     expect(next.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(expected);
   });
 
   it('a walk resumed at a page boundary checks its place on the next page, and reads the page before only when reservations before it left', async () => {
     const filter = { reservationStatus: 'NEW' as const };
-    const newOnes = () => uncached.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'new').map((r) => r.reservationNumber);
-    const pagesRead = () => uncached.calls().filter((c) => c.endpoint === 'getreservation').map((c) => Number(c.params.page)).sort((a, b) => a - b);
+    const newOnes = () =>
+      uncached.emulator.state.store.reservationsByEvent
+        .get(5001)!
+        .filter((r) => r.status === 'new')
+        .map((r) => r.reservationNumber);
+    const pagesRead = () =>
+      uncached
+        .calls()
+        .filter((c) => c.endpoint === 'getreservation')
+        .map((c) => Number(c.params.page))
+        .sort((a, b) => a - b);
     expect(newOnes().length).toBeGreaterThan(1005);
     const first = (await page({ first: 1000, filter }, uncached)).data!.event!.reservations;
     const seen = first.edges.map((e) => e.node.reservationNumber);
-    const following = () => newOnes().filter((n) => n > seen[999]!).slice(0, 5);
+    const following = () =>
+      newOnes()
+        .filter((n) => n > seen[999]!)
+        .slice(0, 5);
 
     uncached.clearLog();
     const unchanged = await page({ first: 5, after: first.pageInfo.endCursor, filter }, uncached);
     expect(unchanged.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(following());
     expect(pagesRead()).toEqual([2]);
 
-    await fetch(`${uncached.emulator.url}/_emulator/bookings`, { method: 'POST', body: JSON.stringify({ eventId: 5001, reservationNumber: seen[3], status: 'cancelled' }) });
+    await fetch(`${uncached.emulator.url}/_emulator/bookings`, {
+      method: 'POST',
+      body: JSON.stringify({ eventId: 5001, reservationNumber: seen[3], status: 'cancelled' }),
+    });
     uncached.clearLog();
     const changed = await page({ first: 5, after: first.pageInfo.endCursor, filter }, uncached);
     expect(changed.data!.event!.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(following());
@@ -171,19 +228,40 @@ describe('reservations connection', () => {
   it('attendee answers, ordered by reservation then question, resume after answers were added before the cursor', async () => {
     const query = `query ($after: String) { event(eventId: 5002) { attendeeAnswers(first: 10, after: $after) {
       pageInfo { endCursor } edges { node { reservation { reservationNumber } question { questionId } } } } } }`;
-    type Answers = { event: { attendeeAnswers: { pageInfo: { endCursor: string }; edges: { node: { reservation: { reservationNumber: number }; question: { questionId: number } | null } }[] } } };
-    const keys = (res: { data?: Answers | null }) => res.data!.event.attendeeAnswers.edges.map((e) => [e.node.reservation.reservationNumber, e.node.question?.questionId]);
+    type Answers = {
+      event: {
+        attendeeAnswers: {
+          pageInfo: { endCursor: string };
+          edges: { node: { reservation: { reservationNumber: number }; question: { questionId: number } | null } }[];
+        };
+      };
+    };
+    const keys = (res: { data?: Answers | null }) =>
+      res.data!.event.attendeeAnswers.edges.map((e) => [
+        e.node.reservation.reservationNumber,
+        e.node.question?.questionId,
+      ]);
     const first = await t.exec<Answers, { after?: string }>(query, {});
     const lastSeen = keys(first).at(-1)!;
     // Two answers on the event's first reservation: both sort before the cursor.
     const earliest = t.emulator.state.store.reservationsByEvent.get(5002)![0]!.reservationNumber;
     await fetch(`${t.emulator.url}/_emulator/bookings`, {
       method: 'POST',
-      body: JSON.stringify({ eventId: 5002, reservationNumber: earliest, answers: [{ questionId: 901, answer: 'a' }, { questionId: 902, answer: 'b' }] }),
+      body: JSON.stringify({
+        eventId: 5002,
+        reservationNumber: earliest,
+        answers: [
+          { questionId: 901, answer: 'a' },
+          { questionId: 902, answer: 'b' },
+        ],
+      }),
     });
-    const next = await t.exec<Answers, { after?: string }>(query, { after: first.data!.event.attendeeAnswers.pageInfo.endCursor });
+    const next = await t.exec<Answers, { after?: string }>(query, {
+      after: first.data!.event.attendeeAnswers.pageInfo.endCursor,
+    });
     expect(next.errors).toBeUndefined();
-    const after = (a: { reservationNumber: number; questionId: number }) => a.reservationNumber > lastSeen[0]! || (a.reservationNumber === lastSeen[0] && a.questionId > lastSeen[1]!);
+    const after = (a: { reservationNumber: number; questionId: number }) =>
+      a.reservationNumber > lastSeen[0]! || (a.reservationNumber === lastSeen[0] && a.questionId > lastSeen[1]!);
     const expected = t.emulator.state.store.answersOf(5002).filter(after).slice(0, 10);
     expect(keys(next)).toEqual(expected.map((a) => [a.reservationNumber, a.questionId]));
   });
@@ -210,8 +288,12 @@ describe('Attendee.reservations', () => {
     const res = await t.exec(AttendeeReservationsDocument, { eventId: 5001, attendeeId: r.attendeeId! });
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     const attendee = res.data!.event!.reservations.edges[0]!.node.attendee!;
-    const expected = store.reservationsByEvent.get(5001)!.filter((x) => x.attendeeId === r.attendeeId && x.registrationEventId === r.registrationEventId);
+    const expected = store.reservationsByEvent
+      .get(5001)!
+      .filter((x) => x.attendeeId === r.attendeeId && x.registrationEventId === r.registrationEventId);
     expect(attendee.reservations.totalCount).toBe(expected.length);
-    expect(attendee.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(expected.map((x) => x.reservationNumber));
+    expect(attendee.reservations.edges.map((e) => e.node.reservationNumber)).toEqual(
+      expected.map((x) => x.reservationNumber),
+    );
   });
 });

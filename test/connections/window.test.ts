@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../src/connections/cursor.ts';
-import { UPSTREAM_PAGE, type PagedSource } from '../../src/connections/paged-source.ts';
+import { type PagedSource, UPSTREAM_PAGE } from '../../src/connections/paged-source.ts';
 import { resolveWindow, type WindowArgs } from '../../src/connections/window.ts';
 import { LazyList } from '../../src/upstream/lazy-list.ts';
 
@@ -34,7 +34,8 @@ function orderedSource(rows: unknown[], reads: number[] = []) {
   return { source, undecodable };
 }
 
-const numbered = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ reservationNumber: from + i }));
+const numbered = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ reservationNumber: from + i }));
 
 /**
  * Reads a window as GraphQL does: every selected field is asked for in the same turn, after which
@@ -49,7 +50,11 @@ async function read(source: PagedSource<Row>, args: WindowArgs, { hasNextPage: s
     pageInfo.startCursor,
     pageInfo.endCursor,
   ]);
-  return { numbers: edges.map((e) => e.node.reservationNumber), cursors, pageInfo: { hasPreviousPage: pageInfo.hasPreviousPage, hasNextPage, startCursor, endCursor } };
+  return {
+    numbers: edges.map((e) => e.node.reservationNumber),
+    cursors,
+    pageInfo: { hasPreviousPage: pageInfo.hasPreviousPage, hasNextPage, startCursor, endCursor },
+  };
 }
 
 /** The pages a step read, each once (the request's calls (resolvers/request-calls.ts) make one call per page). */
@@ -76,7 +81,10 @@ describe('a record that does not decode (fault: it shortened the window, shifted
     const { source, undecodable } = orderedSource(rows);
     // The request's loaders answer the same page object to every window that asks for it.
     const pages = new Map<number, ReturnType<typeof source.page>>();
-    const perRequest: PagedSource<Row> = { ...source, page: (n) => pages.get(n) ?? pages.set(n, source.page(n)).get(n)! };
+    const perRequest: PagedSource<Row> = {
+      ...source,
+      page: (n) => pages.get(n) ?? pages.set(n, source.page(n)).get(n)!,
+    };
     await read(perRequest, { first: 5 });
     await read(perRequest, { first: 8 });
     expect(undecodable).toEqual([[2]]);
@@ -92,7 +100,11 @@ describe('a record that does not decode (fault: it shortened the window, shifted
       if (!page.pageInfo.hasNextPage) break;
       after = page.pageInfo.endCursor;
     }
-    expect(seen).toEqual(numbered(700_001, 2500).map((r) => r.reservationNumber).filter((n) => n !== 700_003));
+    expect(seen).toEqual(
+      numbered(700_001, 2500)
+        .map((r) => r.reservationNumber)
+        .filter((n) => n !== 700_003),
+    );
   });
 });
 
@@ -186,9 +198,14 @@ describe('a window ending on a page boundary', () => {
     expect(page.pageInfo.endCursor).toBe(encodeCursor(TEST_LIST, 999, [1000], [1001]));
     expect(page.cursors.at(-1)).toBe(page.pageInfo.endCursor);
     // The list's last, short page: no read-ahead; an exact multiple of 1000: one read of an empty page.
-    expect((await read(counted, { first: 500, after: encodeCursor(TEST_LIST, 1999, [2000]) })).pageInfo.hasNextPage).toBe(false);
+    expect(
+      (await read(counted, { first: 500, after: encodeCursor(TEST_LIST, 1999, [2000]) })).pageInfo.hasNextPage,
+    ).toBe(false);
     const exact = orderedSource(numbered(1, 2000));
-    expect((await read(exact.source, { first: 1000, after: (await read(exact.source, { first: 1000 })).pageInfo.endCursor })).pageInfo.hasNextPage).toBe(false);
+    expect(
+      (await read(exact.source, { first: 1000, after: (await read(exact.source, { first: 1000 })).pageInfo.endCursor }))
+        .pageInfo.hasNextPage,
+    ).toBe(false);
     expect(pageCounts).toBe(0);
   });
 
@@ -234,7 +251,10 @@ describe('a window ending on a page boundary', () => {
 
   it('a failed read-ahead fails hasNextPage only: the end cursor comes without the next key', async () => {
     const { source } = orderedSource(numbered(1, 2500));
-    const failing: PagedSource<Row> = { ...source, page: (n) => (n === 2 ? Promise.reject(new Error('upstream down')) : source.page(n)) };
+    const failing: PagedSource<Row> = {
+      ...source,
+      page: (n) => (n === 2 ? Promise.reject(new Error('upstream down')) : source.page(n)),
+    };
     const connection = resolveWindow(failing, { first: 1000 });
     const pageInfo = await connection.pageInfo;
     const [hasNextPage, endCursor] = await Promise.allSettled([pageInfo.hasNextPage, pageInfo.endCursor]);
@@ -308,9 +328,14 @@ describe('resuming at a page boundary by the next key, after the list changed', 
 
   it('refuses a cursor whose next key is not a list of integers, or comes without its own key', () => {
     const { source } = orderedSource(numbered(1, 50));
-    for (const json of [{ o: 4, k: 'test-list', l: '1001', n: [5], x: 'x' }, { o: 4, k: 'test-list', l: '1001', x: [6] }]) {
+    for (const json of [
+      { o: 4, k: 'test-list', l: '1001', n: [5], x: 'x' },
+      { o: 4, k: 'test-list', l: '1001', x: [6] },
+    ]) {
       const forged = Buffer.from(JSON.stringify(json)).toString('base64url');
-      expect(() => resolveWindow(source, { first: 2, after: forged })).toThrow('after: not a cursor of this connection');
+      expect(() => resolveWindow(source, { first: 2, after: forged })).toThrow(
+        'after: not a cursor of this connection',
+      );
     }
   });
 });

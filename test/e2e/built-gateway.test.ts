@@ -1,7 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 
 /**
  * What `npm start` runs: the gateway compiled by scripts/build.mjs, started with plain node (no
@@ -18,7 +18,14 @@ beforeAll(async () => {
   const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', OUT_DIR], { encoding: 'utf8' });
   expect(build.status, build.stderr).toBe(0);
   gateway = spawn(process.execPath, [`${OUT_DIR}/main.js`], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' },
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      UPSTREAM_BASE_URL: emulator.url,
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -22,7 +22,9 @@ import { book, listen, pause, subscribeSse, subscribeWs, until, wsClient } from 
  * audit line and the response cache's extension. Each over a real port, with real clients.
  */
 
-type Answer = ExecutionResult<Record<string, unknown>, Record<string, unknown>> & { errors?: { message: string; extensions?: Record<string, unknown> }[] };
+type Answer = ExecutionResult<Record<string, unknown>, Record<string, unknown>> & {
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+};
 
 /** One operation over graphql-ws: its results, or the errors of an `error` message. */
 function run(client: Client, payload: Record<string, unknown>): Promise<Answer> {
@@ -51,7 +53,15 @@ describe('graphql-ws with a trusted-documents manifest', () => {
   let server: Awaited<ReturnType<typeof listen>>;
   let client: Client;
   beforeAll(async () => {
-    t = await startGateway({ rateLimit: false }, { TRUSTED_DOCUMENTS_FILE: tempFile('persisted-documents.json', JSON.stringify({ [`sha256:${hex(EVENT)}`]: EVENT })) });
+    t = await startGateway(
+      { rateLimit: false },
+      {
+        TRUSTED_DOCUMENTS_FILE: tempFile(
+          'persisted-documents.json',
+          JSON.stringify({ [`sha256:${hex(EVENT)}`]: EVENT }),
+        ),
+      },
+    );
     server = await listen(t);
     client = wsClient(server.wsUrl);
   });
@@ -63,7 +73,9 @@ describe('graphql-ws with a trusted-documents manifest', () => {
 
   it('refuses a document sent as text, introspection included, with nothing sent upstream; the socket lives on', async () => {
     t.clearLog();
-    const text = await run(client, { query: '{ event(eventId: 5001) { reservations(first: 1) { edges { node { contact { email } } } } } }' });
+    const text = await run(client, {
+      query: '{ event(eventId: 5001) { reservations(first: 1) { edges { node { contact { email } } } } } }',
+    });
     expect(codesOf(text)).toEqual(['BAD_USER_INPUT']);
     expect(text.errors?.[0]?.message).toContain('only trusted documents');
     const introspection = await run(client, { query: '{ __schema { mutationType { fields { name } } } }' });
@@ -72,14 +84,24 @@ describe('graphql-ws with a trusted-documents manifest', () => {
   });
 
   it('runs a trusted document named by documentId or by extensions.persistedQuery.sha256Hash, on the same socket', async () => {
-    const byDocumentId = await run(client, { query: '', documentId: `sha256:${hex(EVENT)}`, variables: { eventId: 5001 } });
+    const byDocumentId = await run(client, {
+      query: '',
+      documentId: `sha256:${hex(EVENT)}`,
+      variables: { eventId: 5001 },
+    });
     expect(byDocumentId).toEqual({ data: { event: { eventId: 5001, name: expect.any(String) } } });
-    const byApolloHash = await run(client, { query: '', extensions: { persistedQuery: { version: 1, sha256Hash: hex(EVENT) } }, variables: { eventId: 5002 } });
+    const byApolloHash = await run(client, {
+      query: '',
+      extensions: { persistedQuery: { version: 1, sha256Hash: hex(EVENT) } },
+      variables: { eventId: 5002 },
+    });
     expect(byApolloHash).toEqual({ data: { event: { eventId: 5002, name: expect.any(String) } } });
   });
 
   it('answers an unknown id with PERSISTED_QUERY_NOT_FOUND', async () => {
-    expect(codesOf(await run(client, { query: '', documentId: `sha256:${'0'.repeat(64)}` }))).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+    expect(codesOf(await run(client, { query: '', documentId: `sha256:${'0'.repeat(64)}` }))).toEqual([
+      'PERSISTED_QUERY_NOT_FOUND',
+    ]);
   });
 });
 
@@ -120,7 +142,9 @@ describe('graphql-ws: a bad operation is answered on its own', () => {
     await until(() => t.gateway.changeFeeds.active().some((feed) => feed.eventId === 5003 && feed.polls >= 1));
 
     expect(codesOf(await run(client, { query: '{ event(eventId: 5001) { name ' }))).toEqual(['GRAPHQL_PARSE_FAILED']);
-    expect(codesOf(await run(client, { query: '{ event(eventId: 5001) { nope } }' }))).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(codesOf(await run(client, { query: '{ event(eventId: 5001) { nope } }' }))).toEqual([
+      'GRAPHQL_VALIDATION_FAILED',
+    ]);
     const tooLong = `{ ${Array.from({ length: 1100 }, (_, i) => `a${i}: __typename`).join(' ')} }`;
     expect(codesOf(await run(client, { query: tooLong }))).toEqual(['BAD_USER_INPUT']);
 
@@ -154,11 +178,17 @@ describe('subscriptions per client (SUBSCRIPTIONS_PER_CLIENT)', () => {
     await until(() => t.gateway.changeFeeds.active().length >= 2);
     const third = subscribeWs(client, { eventId: 5003 });
     const [refusedOnSocket] = await third.take(1);
-    expect(refusedOnSocket?.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'SUBSCRIPTIONS_PER_CLIENT' });
+    expect(refusedOnSocket?.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      limit: 'SUBSCRIPTIONS_PER_CLIENT',
+    });
     // The same client (one principal) over SSE: its two places are taken.
     const overSse = await subscribeSse(fetch, server.url, { eventId: 5003 });
     const [refusedOverSse] = await overSse.take(1);
-    expect(refusedOverSse?.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'SUBSCRIPTIONS_PER_CLIENT' });
+    expect(refusedOverSse?.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      limit: 'SUBSCRIPTIONS_PER_CLIENT',
+    });
     overSse.close();
 
     first.close();
@@ -174,7 +204,14 @@ describe('subscriptions per client (SUBSCRIPTIONS_PER_CLIENT)', () => {
 
 describe('credentials that expire end what they opened', () => {
   const SECRET = 'a-test-secret-of-at-least-32-bytes-long!';
-  const jwtEnv = { ...licenseesEnv(), GATEWAY_AUTH: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'reservation-gateway', CHANGES_POLL_INTERVAL_MS: '5000' };
+  const jwtEnv = {
+    ...licenseesEnv(),
+    GATEWAY_AUTH: 'jwt',
+    JWT_SECRET: SECRET,
+    JWT_ISSUER: 'https://id.example.com/',
+    JWT_AUDIENCE: 'reservation-gateway',
+    CHANGES_POLL_INTERVAL_MS: '5000',
+  };
   const token = (expiresInSeconds: number) =>
     new SignJWT({ licensee: 'acme', scope: 'read write' })
       .setProtectedHeader({ alg: 'HS256' })
@@ -205,14 +242,19 @@ describe('credentials that expire end what they opened', () => {
       lazyCloseTimeout: 60_000,
       on: { closed: (event) => void (closeCode = (event as { code: number }).code) },
     });
-    expect(await run(client, { query: '{ event(eventId: 5001) { eventId } }' })).toEqual({ data: { event: { eventId: 5001 } } });
+    expect(await run(client, { query: '{ event(eventId: 5001) { eventId } }' })).toEqual({
+      data: { event: { eventId: 5001 } },
+    });
     const onSocket = subscribeWs(client, { eventId: 5001 });
     const overSse = await subscribeSse(fetch, server.url, { eventId: 5001 }, { authorization: `Bearer ${expiring}` });
     expect(overSse.response.status).toBe(200);
 
     await until(() => closeCode !== undefined && overSse.received.length > 0, 15_000);
     expect(closeCode).toBe(4401);
-    expect(overSse.received.at(-1)?.errors?.[0]).toMatchObject({ message: expect.stringContaining('expired'), extensions: { code: 'UNAUTHENTICATED' } });
+    expect(overSse.received.at(-1)?.errors?.[0]).toMatchObject({
+      message: expect.stringContaining('expired'),
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
     await overSse.completed;
     onSocket.close();
     await client.dispose();
@@ -220,7 +262,9 @@ describe('credentials that expire end what they opened', () => {
 
   it('a fresh token on a new socket works again', async () => {
     const client = wsClient(server.wsUrl, { Authorization: `Bearer ${await token(300)}` });
-    expect(await run(client, { query: '{ event(eventId: 5001) { eventId } }' })).toEqual({ data: { event: { eventId: 5001 } } });
+    expect(await run(client, { query: '{ event(eventId: 5001) { eventId } }' })).toEqual({
+      data: { event: { eventId: 5001 } },
+    });
     await client.dispose();
   });
 });
@@ -234,8 +278,13 @@ describe('the audit line and the response cache over graphql-ws', () => {
   let url: string;
   beforeAll(async () => {
     emulator = await startEmulator({ port: 0, rateLimit: false });
-    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-    gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'info', ...licenseesEnv() }), upstreamBaseUrl: emulator.url }, logger);
+    const logger = createLogger('info', {
+      write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    gateway = createGateway(
+      { ...loadConfig({ LOG_LEVEL: 'info', ...licenseesEnv() }), upstreamBaseUrl: emulator.url },
+      logger,
+    );
     server = createServer(gateway.yoga);
     sockets = gateway.acceptWebSockets(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -250,11 +299,16 @@ describe('the audit line and the response cache over graphql-ws', () => {
   });
   const audit = () => lines.filter((line) => line.component === 'audit');
   const ops = `Bearer ${CLIENT_KEYS['acme-ops']}`;
-  const MUTATION = 'mutation Upsert { upsertAttendee(input: { attendeeId: "door-A", registrationEventId: "door-R" }) { created } }';
+  const MUTATION =
+    'mutation Upsert { upsertAttendee(input: { attendeeId: "door-A", registrationEventId: "door-R" }) { created } }';
 
   it('a mutation over graphql-ws is logged with the same fields as over HTTP', async () => {
     lines.length = 0;
-    const overHttp = await fetch(`http://${url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: ops }, body: JSON.stringify({ query: MUTATION }) });
+    const overHttp = await fetch(`http://${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: ops },
+      body: JSON.stringify({ query: MUTATION }),
+    });
     expect(overHttp.status).toBe(200);
     const client = wsClient(`ws://${url}`, { Authorization: ops });
     expect((await run(client, { query: MUTATION })).errors).toBeUndefined();
@@ -262,8 +316,22 @@ describe('the audit line and the response cache over graphql-ws', () => {
     await until(() => audit().length >= 2, 5_000);
     const [http, ws] = audit();
     expect(Object.keys(ws!).sort()).toEqual(Object.keys(http!).sort());
-    expect(ws).toMatchObject({ client: 'acme-ops', licensee: 'acme', operation: 'Upsert', upstreamCalls: 1, status: null, errors: [] });
-    expect(http).toMatchObject({ client: 'acme-ops', licensee: 'acme', operation: 'Upsert', upstreamCalls: 1, status: 200, errors: [] });
+    expect(ws).toMatchObject({
+      client: 'acme-ops',
+      licensee: 'acme',
+      operation: 'Upsert',
+      upstreamCalls: 1,
+      status: null,
+      errors: [],
+    });
+    expect(http).toMatchObject({
+      client: 'acme-ops',
+      licensee: 'acme',
+      operation: 'Upsert',
+      upstreamCalls: 1,
+      status: 200,
+      errors: [],
+    });
   });
 
   it('a refused operation over graphql-ws is logged with its code', async () => {
@@ -288,7 +356,13 @@ describe('the audit line and the response cache over graphql-ws', () => {
         super(address, protocols, { headers: { 'x-show-cost': '1' } });
       }
     }
-    const asking = createClient({ url: `ws://${url}`, webSocketImpl: ShowingCost, connectionParams: { Authorization: ops }, retryAttempts: 0, lazy: true });
+    const asking = createClient({
+      url: `ws://${url}`,
+      webSocketImpl: ShowingCost,
+      connectionParams: { Authorization: ops },
+      retryAttempts: 0,
+      lazy: true,
+    });
     const shown = await run(asking, { query: QUERY });
     expect(shown.extensions).toMatchObject({ responseCache: expect.anything(), upstreamCalls: 0 });
     await asking.dispose();

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
-import { anyRequest, invalidRequest, type FuzzRequest } from '../helpers/fuzz-requests.ts';
+import { anyRequest, type FuzzRequest, invalidRequest } from '../helpers/fuzz-requests.ts';
 
 /*
  * Generated operations, variables, bodies and credentials against a real port, with api-key
@@ -25,7 +25,10 @@ let base: string;
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
-  gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...licenseesEnv(), GATEWAY_AUTH: 'api-key' }), upstreamBaseUrl: emulator.url });
+  gateway = createGateway({
+    ...loadConfig({ LOG_LEVEL: 'silent', ...licenseesEnv(), GATEWAY_AUTH: 'api-key' }),
+    upstreamBaseUrl: emulator.url,
+  });
   server = createServer(gateway.yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -43,7 +46,11 @@ interface Answer {
 }
 
 async function send(request: FuzzRequest): Promise<Answer> {
-  const res = await fetch(`${base}/graphql${request.search ?? ''}`, { method: request.method, headers: request.headers, body: request.body });
+  const res = await fetch(`${base}/graphql${request.search ?? ''}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+  });
   const text = await res.text();
   let body: unknown;
   try {
@@ -68,12 +75,16 @@ function isWellFormed(body: unknown): boolean {
     errors.length > 0 &&
     errors.every(
       (e: { message?: unknown; extensions?: { code?: unknown } }) =>
-        typeof e?.message === 'string' && e.message !== '' && typeof e.extensions?.code === 'string' && e.extensions.code !== 'INTERNAL_SERVER_ERROR',
+        typeof e?.message === 'string' &&
+        e.message !== '' &&
+        typeof e.extensions?.code === 'string' &&
+        e.extensions.code !== 'INTERNAL_SERVER_ERROR',
     )
   );
 }
 
-const describeRequest = (r: FuzzRequest) => `${r.kind}: ${r.method} ${(r.search ?? r.body ?? '').slice(0, 300)} headers ${JSON.stringify(r.headers).slice(0, 200)}`;
+const describeRequest = (r: FuzzRequest) =>
+  `${r.kind}: ${r.method} ${(r.search ?? r.body ?? '').slice(0, 300)} headers ${JSON.stringify(r.headers).slice(0, 200)}`;
 
 describe('fuzz: generated requests against a real port (api-key, two licensees)', () => {
   it(`${INVALID_RUNS} requests wrong by construction: each a well-formed error, none a 5xx, and no upstream call`, async () => {
@@ -85,11 +96,14 @@ describe('fuzz: generated requests against a real port (api-key, two licensees)'
         const context = `${describeRequest(request)} → ${answer.status} ${answer.text.slice(0, 300)}`;
         expect(answer.status, context).toBeLessThan(500);
         expect(isWellFormed(answer.body), context).toBe(true);
-        if (request.answersNull) expect(JSON.stringify(answer.body), context).toMatch(/^\{"data":\{"nodes?":(null|\[(null,?)*\])\}\}$/);
+        if (request.answersNull)
+          expect(JSON.stringify(answer.body), context).toMatch(/^\{"data":\{"nodes?":(null|\[(null,?)*\])\}\}$/);
         else expect((answer.body as { errors?: unknown }).errors, context).toBeDefined();
         // Not even a token is fetched, unless the valid part read the parent event (which needs one).
         const allowed = request.parentReads ? ['authenticate', ...request.parentReads] : [];
-        const calls = emulator.state.log.map((entry) => entry.endpoint).filter((endpoint) => !allowed.includes(endpoint));
+        const calls = emulator.state.log
+          .map((entry) => entry.endpoint)
+          .filter((endpoint) => !allowed.includes(endpoint));
         expect(calls, context).toEqual([]);
         if (request.kind.startsWith('wrong credential')) expect(answer.status, context).toBe(401);
       }),
@@ -116,7 +130,11 @@ describe('fuzz: generated requests against a real port (api-key, two licensees)'
   it('the process stays up: afterwards a valid query answers and /health is 200', async () => {
     const res = await fetch(`${base}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${CLIENT_KEYS['acme-web']}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${CLIENT_KEYS['acme-web']}`,
+      },
       body: JSON.stringify({ query: '{ event(eventId: 5001) { eventId } }' }),
     });
     expect(res.status).toBe(200);

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../helpers/browser.ts';
+import { type BrowserGateway, browserOrSkip, startBrowserGateway } from '../helpers/browser.ts';
 
 /**
  * GraphiQL in headless Chromium, with nothing beyond loopback. The browser is found (CHROMIUM_PATH,
@@ -32,7 +32,12 @@ describe.skipIf(!CHROMIUM)('GraphiQL', () => {
     });
     page.on('request', (req) => {
       const host = new URL(req.url()).hostname;
-      if (!['127.0.0.1', 'localhost'].includes(host) && !req.url().startsWith('data:') && !req.url().startsWith('blob:')) outside.push(req.url());
+      if (
+        !['127.0.0.1', 'localhost'].includes(host) &&
+        !req.url().startsWith('data:') &&
+        !req.url().startsWith('blob:')
+      )
+        outside.push(req.url());
     });
     const response = await page.goto(t.url, { waitUntil: 'load', timeout: 60_000 });
     expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { auditServer } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 
@@ -29,7 +29,10 @@ beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
   gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent' }), upstreamBaseUrl: emulator.url });
   ({ server, url } = await listen(gateway));
-  const withKeys = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...licenseesEnv(), GATEWAY_AUTH: 'api-key' }), upstreamBaseUrl: emulator.url });
+  const withKeys = createGateway({
+    ...loadConfig({ LOG_LEVEL: 'silent', ...licenseesEnv(), GATEWAY_AUTH: 'api-key' }),
+    upstreamBaseUrl: emulator.url,
+  });
   guarded = { gateway: withKeys, ...(await listen(withKeys)) };
 });
 
@@ -57,21 +60,32 @@ describe('GraphQL over HTTP', () => {
     const results = await auditServer({ url, fetchFn: adding({ 'graphql-preflight': '1' }) });
     const passed = results.filter((r) => r.status === 'ok');
     console.log(`graphql-http audits: ${passed.length}/${results.length} passed`);
-    expect(results.filter((r) => r.status !== 'ok').map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`)).toEqual([]);
+    expect(
+      results.filter((r) => r.status !== 'ok').map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`),
+    ).toEqual([]);
     expect(results.length).toBe(61);
   });
 
   it('passes every audit with GATEWAY_AUTH=api-key when requests carry a valid client key', async () => {
-    const results = await auditServer({ url: guarded.url, fetchFn: adding({ 'graphql-preflight': '1', authorization: `Bearer ${CLIENT_KEYS['globex-web']}` }) });
+    const results = await auditServer({
+      url: guarded.url,
+      fetchFn: adding({ 'graphql-preflight': '1', authorization: `Bearer ${CLIENT_KEYS['globex-web']}` }),
+    });
     const passed = results.filter((r) => r.status === 'ok');
     console.log(`graphql-http audits with GATEWAY_AUTH=api-key: ${passed.length}/${results.length} passed`);
-    expect(results.filter((r) => r.status !== 'ok').map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`)).toEqual([]);
+    expect(
+      results.filter((r) => r.status !== 'ok').map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`),
+    ).toEqual([]);
     expect(results.length).toBe(61);
   });
 
   it('refuses the audited requests without a key (401) and makes no upstream call', async () => {
     const before = emulator.state.log.length;
-    const res = await fetch(guarded.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 6001) { name } }' }) });
+    const res = await fetch(guarded.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ event(eventId: 6001) { name } }' }),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
     expect(emulator.state.log.length).toBe(before);

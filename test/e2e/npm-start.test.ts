@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { GraphQLClient, gql } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -11,7 +11,11 @@ let url: string;
 let output = '';
 
 beforeAll(async () => {
-  child = spawn('npm', ['start'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child = spawn('npm', ['start'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not come up within 60 s:\n${output}`)), 60_000);
     const read = (chunk: Buffer) => {
@@ -38,7 +42,11 @@ describe('npm start', () => {
   it('serves the demo data to a GraphQL client: an event, its hotels and a page of reservations', async () => {
     const client = new GraphQLClient(url);
     const data = await client.request<{
-      event: { name: string; hotels: { hotelId: number; name: string }[]; reservations: { totalCount: number; edges: { node: { reservationNumber: number; hotel: { name: string } } }[] } };
+      event: {
+        name: string;
+        hotels: { hotelId: number; name: string }[];
+        reservations: { totalCount: number; edges: { node: { reservationNumber: number; hotel: { name: string } } }[] };
+      };
     }>(gql`
       query {
         event(eventId: 5001) {

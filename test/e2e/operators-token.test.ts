@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../helpers/browser.ts';
+import { type BrowserGateway, browserOrSkip, startBrowserGateway } from '../helpers/browser.ts';
 
 /**
  * With OPS_TOKEN, the status page in headless Chromium: the browser is challenged, and the token

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../helpers/raw-sockets.ts';
-import { startReplica, type Replica } from '../helpers/replicas.ts';
+import { type Replica, startReplica } from '../helpers/replicas.ts';
 
 /**
  * `src/main.ts` on a public HOST. Fault: GATEWAY_AUTH=none there only warned, so anyone who
@@ -47,9 +47,17 @@ describe('with GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes', () => {
   it('starts, with the warning logged, and serves its allowed names only', async () => {
     expect(replica.output()).toContain('GATEWAY_AUTH=none on HOST 0.0.0.0 (GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes)');
     const body = JSON.stringify({ query: '{ __typename }' });
-    const served = await rawRequest(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const served = await rawRequest(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(served.status).toBe(200);
-    const rebound = await rawRequest(`${base}/graphql`, { method: 'POST', headers: { host: 'rebound.attacker.example', 'content-type': 'application/json' }, body });
+    const rebound = await rawRequest(`${base}/graphql`, {
+      method: 'POST',
+      headers: { host: 'rebound.attacker.example', 'content-type': 'application/json' },
+      body,
+    });
     expect(rebound.status).toBe(421);
     // GraphiQL is off by default on a public HOST.
     expect((await rawRequest(`${base}/graphql`, { headers: { accept: 'text/html' } })).status).toBe(404);

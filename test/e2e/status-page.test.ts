@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, startBrowserGateway, type BrowserGateway } from '../helpers/browser.ts';
+import { type BrowserGateway, browserOrSkip, startBrowserGateway } from '../helpers/browser.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
@@ -17,7 +17,12 @@ let base: string;
 beforeAll(async () => {
   // A slow poller: its baseline read is the only polling within the test, so the counts hold still.
   // Neither pages nor answers kept between operations, so the load spends budget the chart can show.
-  if (CHROMIUM) t = await startBrowserGateway(CHROMIUM, { CHANGES_POLL_INTERVAL_MS: '600000', UPSTREAM_PAGE_TTL_MS: '0', RESPONSE_CACHE: 'off' });
+  if (CHROMIUM)
+    t = await startBrowserGateway(CHROMIUM, {
+      CHANGES_POLL_INTERVAL_MS: '600000',
+      UPSTREAM_PAGE_TTL_MS: '0',
+      RESPONSE_CACHE: 'off',
+    });
   base = t?.url.replace(/\/graphql$/, '');
 }, 60_000);
 
@@ -34,7 +39,10 @@ async function fromMetrics(licensee: string): Promise<Record<string, string>> {
       .filter((line) => line.startsWith(`${name}{`) && line.includes(`licensee="${licensee}"`) && keep(line))
       .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
   const requests = values('gateway_upstream_requests_total');
-  const failed = values('gateway_upstream_requests_total', (line) => !/status="(2|3|4)\d\d"/.test(line) || line.includes('status="429"'));
+  const failed = values(
+    'gateway_upstream_requests_total',
+    (line) => !/status="(2|3|4)\d\d"/.test(line) || line.includes('status="429"'),
+  );
   const hits = values('gateway_upstream_cache_reads_total', (line) => line.includes('result="hit"'));
   const reads = values('gateway_upstream_cache_reads_total');
   return {
@@ -51,7 +59,13 @@ describe.skipIf(!CHROMIUM)('the status page', () => {
   it('draws the budget chart during a load and shows the numbers of /metrics', async () => {
     const subscriber = await subscribeSse(fetch, t.url, { eventId: 5002 });
     const query = async (eventId: number) => {
-      const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `query Load { event(eventId: ${eventId}) { name hotels { hotelId } reservations(first: 2) { edges { node { reservationNumber } } } } }` }) });
+      const res = await fetch(t.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: `query Load { event(eventId: ${eventId}) { name hotels { hotelId } reservations(first: 2) { edges { node { reservationNumber } } } } }`,
+        }),
+      });
       expect(res.status).toBe(200);
     };
     const load = (async () => {
@@ -68,14 +82,26 @@ describe.skipIf(!CHROMIUM)('the status page', () => {
     await load;
 
     const shown = () =>
-      page.$$eval('[data-licensee="1001"] [data-field]', (cells) => Object.fromEntries(cells.map((cell) => [cell.getAttribute('data-field'), cell.getAttribute('data-value')])));
+      page.$$eval('[data-licensee="1001"] [data-field]', (cells) =>
+        Object.fromEntries(cells.map((cell) => [cell.getAttribute('data-field'), cell.getAttribute('data-value')])),
+      );
     // The page refreshes itself: wait for a refresh after the load, then its numbers are /metrics'.
     await expect
-      .poll(async () => {
-        const [onPage, metrics] = [await shown(), await fromMetrics('1001')];
-        return Object.fromEntries(Object.keys(metrics).map((field) => [field, onPage[field] === metrics[field]]));
-      }, { timeout: 20_000, interval: 500 })
-      .toEqual({ 'upstream-requests': true, 'upstream-error-rate': true, 'cache-hit-ratio': true, queue: true, pollers: true, 'budget-used': true });
+      .poll(
+        async () => {
+          const [onPage, metrics] = [await shown(), await fromMetrics('1001')];
+          return Object.fromEntries(Object.keys(metrics).map((field) => [field, onPage[field] === metrics[field]]));
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toEqual({
+        'upstream-requests': true,
+        'upstream-error-rate': true,
+        'cache-hit-ratio': true,
+        queue: true,
+        pollers: true,
+        'budget-used': true,
+      });
     const onPage = await shown();
     expect(Number(onPage['upstream-requests'])).toBeGreaterThan(20);
     expect(onPage.pollers).toBe('1');

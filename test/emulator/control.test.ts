@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateDemoData } from '../../src/emulator/seed.ts';
-import { startRest, type Rest } from '../helpers/rest.ts';
+import { type Rest, startRest } from '../helpers/rest.ts';
 
 let rest: Rest;
 beforeAll(async () => {
@@ -22,7 +22,13 @@ describe('demo data', () => {
       ['1001', 'demo-key-1001', 'UTC'],
       ['2002', 'demo-key-2002', 'America/New_York'],
     ]);
-    expect(d.events.map((e) => `${e.licensee}:${e.eventId}`)).toEqual(['1001:5001', '1001:5002', '1001:5003', '2002:6001', '2002:6002']);
+    expect(d.events.map((e) => `${e.licensee}:${e.eventId}`)).toEqual([
+      '1001:5001',
+      '1001:5002',
+      '1001:5003',
+      '2002:6001',
+      '2002:6002',
+    ]);
     const of = (id: number) => d.reservations.filter((r) => r.eventId === id);
     expect(of(5001).length).toBeGreaterThan(25_000);
     expect(d.hotels.filter((h) => h.eventId === 5001).length).toBeGreaterThanOrEqual(12);
@@ -92,12 +98,27 @@ describe('variations', () => {
   });
 
   it.each([
-    [{ status: 200, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
-    [{ status: 400, form: 'message', message: 'Token is expired' }, { success: false, message: 'Token is expired' }],
-    [{ status: 401, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
-    [{ status: 403, form: 'message' }, { success: false, message: 'Invalid or expired token' }],
+    [
+      { status: 200, form: 'message' },
+      { success: false, message: 'Invalid or expired token' },
+    ],
+    [
+      { status: 400, form: 'message', message: 'Token is expired' },
+      { success: false, message: 'Token is expired' },
+    ],
+    [
+      { status: 401, form: 'message' },
+      { success: false, message: 'Invalid or expired token' },
+    ],
+    [
+      { status: 403, form: 'message' },
+      { success: false, message: 'Invalid or expired token' },
+    ],
     [{ status: 400, form: 'code' }, { error: { code: 'TOKEN_EXPIRED', message: 'Request refused' } }],
-    [{ status: 200, form: 'field' }, { error: { code: 'INVALID_PARAMETER', message: 'Request refused', field: 'token' } }],
+    [
+      { status: 200, form: 'field' },
+      { error: { code: 'INVALID_PARAMETER', message: 'Request refused', field: 'token' } },
+    ],
     [{ status: 401, form: 'empty' }, ''],
   ] as const)('rejects tokens as %o', async (tokenRejection, body) => {
     await rest.control('variations', { tokenRejection });
@@ -114,15 +135,31 @@ describe('variations', () => {
 
   it('quotes the value of the parameter an error names, never a token', async () => {
     await rest.control('variations', { echoValues: true });
-    const link = await rest.call('getgroupcodelink', { eventId: 5001, groupCode: 'token is expired', attendeeId: 'A-1', registrationEventId: 'R-1' }, { version: 'v101' });
-    expect([link.status, link.body]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'group code not found: "token is expired"', field: 'groupCode' } }]);
-    expect((await rest.call('getevent', { eventId: 1 })).body).toEqual({ error: { code: 'NOT_FOUND', message: 'event not found: "1"', field: 'eventId' } });
+    const link = await rest.call(
+      'getgroupcodelink',
+      { eventId: 5001, groupCode: 'token is expired', attendeeId: 'A-1', registrationEventId: 'R-1' },
+      { version: 'v101' },
+    );
+    expect([link.status, link.body]).toEqual([
+      404,
+      { error: { code: 'NOT_FOUND', message: 'group code not found: "token is expired"', field: 'groupCode' } },
+    ]);
+    expect((await rest.call('getevent', { eventId: 1 })).body).toEqual({
+      error: { code: 'NOT_FOUND', message: 'event not found: "1"', field: 'eventId' },
+    });
     const missing = await rest.post('getevent', { token: '', eventId: 5001 });
-    expect(missing.body).toEqual({ error: { code: 'MISSING_PARAMETER', message: 'token is required', field: 'token' } });
+    expect(missing.body).toEqual({
+      error: { code: 'MISSING_PARAMETER', message: 'token is required', field: 'token' },
+    });
   });
 
   it('wraps arrays, sends numbers as strings, adds unknown properties and bare page counts', async () => {
-    await rest.control('variations', { wrappedArrays: 'named', numericStrings: true, extraProperties: true, bareIntegerPageCount: true });
+    await rest.control('variations', {
+      wrappedArrays: 'named',
+      numericStrings: true,
+      extraProperties: true,
+      bareIntegerPageCount: true,
+    });
     const hotels = (await rest.call('gethotels', { eventId: 5001 })).body;
     expect(Object.keys(hotels)).toEqual(['hotels']);
     expect(hotels.hotels[0].hotelId).toMatch(/^\d+$/);
@@ -161,24 +198,41 @@ describe('bookings', () => {
     expect(booked).toMatchObject({ status: 200, created: true });
     const res = (await rest.call('getreservation', { eventId: 5002, attendeeId: 'BOOK-1' })).body;
     expect(res).toHaveLength(1);
-    expect(res[0]).toMatchObject({ reservationNumber: booked.reservationNumber, status: 'new', arrivalDate: '13-Feb-2027', departureDate: '15-Feb-2027', contact: { firstName: 'Grace' } });
+    expect(res[0]).toMatchObject({
+      reservationNumber: booked.reservationNumber,
+      status: 'new',
+      arrivalDate: '13-Feb-2027',
+      departureDate: '15-Feb-2027',
+      contact: { firstName: 'Grace' },
+    });
     const after = (await rest.call('getpickup', { eventId: 5002 })).body;
     const total = (rows: any[]) => rows.reduce((n, r) => n + r.pickup, 0);
     expect(total(after) - total(pickupBefore)).toBe(2);
     const answers = (await rest.call('getattendeeanswers', { eventId: 5002 })).body;
-    expect(answers.find((a: any) => a.reservationNumber === booked.reservationNumber)).toMatchObject({ questionId: 7, answer: '1', attendeeId: 'BOOK-1' });
+    expect(answers.find((a: any) => a.reservationNumber === booked.reservationNumber)).toMatchObject({
+      questionId: 7,
+      answer: '1',
+      attendeeId: 'BOOK-1',
+    });
   });
 
   it('changes a reservation and moves its modification time', async () => {
     const r = rest.emulator.state.store.reservationsByEvent.get(5002)![0]!;
     await rest.control('clock', { advanceMs: 3_600_000 });
-    const res = await rest.control('bookings', { eventId: 5002, reservationNumber: r.reservationNumber, status: 'cancelled' });
+    const res = await rest.control('bookings', {
+      eventId: 5002,
+      reservationNumber: r.reservationNumber,
+      status: 'cancelled',
+    });
     expect(res.created).toBe(false);
-    const after = (await rest.call('getreservation', { eventId: 5002, reservationNumber: r.reservationNumber })).body[0];
+    const after = (await rest.call('getreservation', { eventId: 5002, reservationNumber: r.reservationNumber }))
+      .body[0];
     expect(after.status).toBe('cancelled');
     expect(after.rooms[0].status).toBe('cancelled');
     const start = Date.parse('2027-01-15T12:00:00Z');
-    expect(rest.emulator.state.store.reservationsByNumber.get(r.reservationNumber)!.modifiedMs).toBeGreaterThanOrEqual(start + 3_600_000);
+    expect(rest.emulator.state.store.reservationsByNumber.get(r.reservationNumber)!.modifiedMs).toBeGreaterThanOrEqual(
+      start + 3_600_000,
+    );
   });
 
   it('refuses an unknown event, reservation or malformed booking', async () => {

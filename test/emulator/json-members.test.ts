@@ -8,12 +8,15 @@ describe('objectMembers', () => {
     fc.assert(
       fc.property(entries, fc.constantFrom(undefined, '  ', '\t'), (written, indent) => {
         // Written by hand so that integer-like keys keep their place, which no JS object keeps.
-        const text = indent === undefined
-          ? `{${written.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',')}}`
-          : `{\n${written.map(([key, value]) => `${indent}${JSON.stringify(key)} : ${JSON.stringify(value, null, indent)}`).join(' ,\n')}\n}`;
+        const text =
+          indent === undefined
+            ? `{${written.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',')}}`
+            : `{\n${written.map(([key, value]) => `${indent}${JSON.stringify(key)} : ${JSON.stringify(value, null, indent)}`).join(' ,\n')}\n}`;
         const members = objectMembers(text);
         expect(members.map(([key]) => key)).toEqual(written.map(([key]) => key));
-        expect(members.map(([, valueText]) => JSON.parse(valueText))).toEqual(written.map(([, value]) => JSON.parse(JSON.stringify(value))));
+        expect(members.map(([, valueText]) => JSON.parse(valueText))).toEqual(
+          written.map(([, value]) => JSON.parse(JSON.stringify(value))),
+        );
       }),
     );
   });

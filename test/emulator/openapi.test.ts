@@ -9,7 +9,17 @@ import { ENDPOINTS, type EndpointName } from '../../src/upstream/endpoints.ts';
  */
 const doc = parse(readFileSync(new URL('../../docs/upstream.openapi.yaml', import.meta.url), 'utf8')) as {
   openapi: string;
-  paths: Record<string, Record<string, { operationId?: string; 'x-versions'?: string[]; requestBody?: { $ref?: string; content?: Record<string, unknown> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string;
+        'x-versions'?: string[];
+        requestBody?: { $ref?: string; content?: Record<string, unknown> };
+      }
+    >
+  >;
   components: { requestBodies: Record<string, { content: Record<string, unknown> }> };
 };
 
@@ -19,14 +29,19 @@ const operation = (name: string) => doc.paths[`/${name}`]?.post;
 function refs(node: unknown): string[] {
   if (Array.isArray(node)) return node.flatMap(refs);
   if (node === null || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : refs(value)));
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === '$ref' && typeof value === 'string' ? [value] : refs(value),
+  );
 }
 
 function resolve(pointer: string): unknown {
   return pointer
     .replace(/^#\//, '')
     .split('/')
-    .reduce<unknown>((node, part) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), doc);
+    .reduce<unknown>(
+      (node, part) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined),
+      doc,
+    );
 }
 
 describe('docs/upstream.openapi.yaml', () => {
@@ -36,15 +51,20 @@ describe('docs/upstream.openapi.yaml', () => {
     expect(dangling).toEqual([]);
   });
 
-  it.each(Object.keys(ENDPOINTS) as EndpointName[])('describes %s as a POST with the versions and body encoding of the endpoint table', (name) => {
-    const op = operation(name);
-    expect(op, `no POST /${name}`).toBeDefined();
-    expect(op!.operationId).toBe(name);
-    expect(op!['x-versions']).toEqual([...ENDPOINTS[name].versions]);
-    const body = op!.requestBody?.$ref ? doc.components.requestBodies[op!.requestBody.$ref.split('/').pop()!] : op!.requestBody;
-    const type = ENDPOINTS[name].body === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
-    expect(Object.keys(body?.content ?? {})).toEqual([type]);
-  });
+  it.each(Object.keys(ENDPOINTS) as EndpointName[])(
+    'describes %s as a POST with the versions and body encoding of the endpoint table',
+    (name) => {
+      const op = operation(name);
+      expect(op, `no POST /${name}`).toBeDefined();
+      expect(op!.operationId).toBe(name);
+      expect(op!['x-versions']).toEqual([...ENDPOINTS[name].versions]);
+      const body = op!.requestBody?.$ref
+        ? doc.components.requestBodies[op!.requestBody.$ref.split('/').pop()!]
+        : op!.requestBody;
+      const type = ENDPOINTS[name].body === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+      expect(Object.keys(body?.content ?? {})).toEqual([type]);
+    },
+  );
 
   it('describes no endpoint the service lacks (only the table and the three removed mailing-list ones)', () => {
     const removed = ['postmailinglistoptin', 'getmailinglistoptin', 'getmailinglistoptinpagecount'];

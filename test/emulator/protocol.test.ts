@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startRest, type Rest } from '../helpers/rest.ts';
+import { type Rest, startRest } from '../helpers/rest.ts';
 
 let rest: Rest;
 beforeAll(async () => {
@@ -35,15 +35,29 @@ const MATRIX: Record<string, string[]> = {
 };
 
 /** A request sent as written: fetch would refuse or rewrite these targets. */
-function rawRequest(method: string, target: string, headers: Record<string, string>, body = ''): Promise<{ status: number; body: any }> {
+function rawRequest(
+  method: string,
+  target: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ status: number; body: any }> {
   const { hostname, port } = new URL(rest.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, method, path: target, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = request(
+      {
+        host: hostname,
+        port,
+        method,
+        path: target,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -52,12 +66,20 @@ function rawRequest(method: string, target: string, headers: Record<string, stri
 describe('User-Agent', () => {
   // Fault: a bad JSON body without a User-Agent was answered 400, its body read first.
   it('is checked before the body is read: a malformed JSON body without one is 403', async () => {
-    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': '', 'content-type': 'application/json' }, body: '{"token":' });
+    const res = await fetch(`${rest.url}/api/v102/getevent`, {
+      method: 'POST',
+      headers: { 'user-agent': '', 'content-type': 'application/json' },
+      body: '{"token":',
+    });
     expect([res.status, (await res.json()).error.code]).toEqual([403, 'FORBIDDEN']);
   });
 
   it('answers 403 without one, on authenticate and everywhere else', async () => {
-    const auth = await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { userAgent: null });
+    const auth = await rest.post(
+      'authenticate',
+      { key: 'demo-key-1001', systemIdentifier: '1001' },
+      { userAgent: null },
+    );
     expect(auth.status).toBe(403);
     expect(auth.body.error.code).toBe('FORBIDDEN');
     const token = await rest.token();
@@ -102,10 +124,16 @@ describe('authenticate with JSON values', () => {
   });
 
   // Fault: a token given as a number or an array was reported missing.
-  it.each([[12345], [['not-a-token']], [{ value: 'x' }]])('answers a token given as %j with 401 INVALID_TOKEN', async (token: unknown) => {
-    const res = await rest.post('getevent', { token: token as never, eventId: 5001 }, { json: true });
-    expect([res.status, res.body.error]).toEqual([401, { code: 'INVALID_TOKEN', message: 'token is invalid or expired', field: 'token' }]);
-  });
+  it.each([[12345], [['not-a-token']], [{ value: 'x' }]])(
+    'answers a token given as %j with 401 INVALID_TOKEN',
+    async (token: unknown) => {
+      const res = await rest.post('getevent', { token: token as never, eventId: 5001 }, { json: true });
+      expect([res.status, res.body.error]).toEqual([
+        401,
+        { code: 'INVALID_TOKEN', message: 'token is invalid or expired', field: 'token' },
+      ]);
+    },
+  );
 });
 
 describe('tokens', () => {
@@ -187,7 +215,9 @@ describe('versions', () => {
     }
     expect(seen).toEqual(MATRIX);
     expect((await rest.post('nosuchendpoint', { token })).status).toBe(404);
-    expect((await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { version: 'v2' })).status).toBe(404);
+    expect(
+      (await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' }, { version: 'v2' })).status,
+    ).toBe(404);
   });
 
   it('answers 410 on the three mailing-list endpoints after checking and counting them', async () => {
@@ -204,7 +234,9 @@ describe('versions', () => {
   it('accepts JSON bodies and query strings as well as forms', async () => {
     const token = await rest.token();
     expect((await rest.post('getevent', { token, eventId: 5001 }, { json: true })).body.eventId).toBe(5001);
-    const res = await fetch(`${rest.url}/api/v102/getevent?token=${token}&eventId=5002`, { headers: { 'user-agent': 't' } });
+    const res = await fetch(`${rest.url}/api/v102/getevent?token=${token}&eventId=5002`, {
+      headers: { 'user-agent': 't' },
+    });
     expect((await res.json()).eventId).toBe(5002);
   });
 
@@ -219,7 +251,11 @@ describe('versions', () => {
       ['application/x-www-form-urlencoded', `token=${token}&eventId=99999999999999999999`, 'eventId'],
     ];
     for (const [type, body, field] of cases) {
-      const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': type }, body });
+      const res = await fetch(`${rest.url}/api/v102/getevent`, {
+        method: 'POST',
+        headers: { 'user-agent': 't', 'content-type': type },
+        body,
+      });
       expect(res.status).toBe(400);
       const error = (await res.json()).error;
       expect(error.code).toBe('INVALID_PARAMETER');
@@ -229,7 +265,11 @@ describe('versions', () => {
   });
 
   it('refuses a malformed JSON body with 400', async () => {
-    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': 'application/json' }, body: '{"token":' });
+    const res = await fetch(`${rest.url}/api/v102/getevent`, {
+      method: 'POST',
+      headers: { 'user-agent': 't', 'content-type': 'application/json' },
+      body: '{"token":',
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe('INVALID_PARAMETER');
   });
@@ -238,7 +278,9 @@ describe('versions', () => {
 describe('request targets', () => {
   // Fault: a malformed absolute target answered 500 and was not logged.
   it('answers a malformed absolute target with 400 and logs it, without its query', async () => {
-    const res = await rawRequest('GET', 'http://x:99999/api/v102/getevent?token=secret-in-query&eventId=5001', { 'user-agent': 't' });
+    const res = await rawRequest('GET', 'http://x:99999/api/v102/getevent?token=secret-in-query&eventId=5001', {
+      'user-agent': 't',
+    });
     expect([res.status, res.body.error.code]).toEqual([400, 'INVALID_PARAMETER']);
     const log = await rest.requests();
     expect(log).toHaveLength(1);
@@ -248,7 +290,9 @@ describe('request targets', () => {
 
   it('serves a well-formed absolute target like its path', async () => {
     const token = await rest.token();
-    const res = await rawRequest('GET', `http://emulator.test/api/v102/getevent?token=${token}&eventId=5001`, { 'user-agent': 't' });
+    const res = await rawRequest('GET', `http://emulator.test/api/v102/getevent?token=${token}&eventId=5001`, {
+      'user-agent': 't',
+    });
     expect([res.status, res.body.eventId]).toEqual([200, 5001]);
   });
 });
@@ -259,7 +303,11 @@ describe('request log', () => {
     const token = await rest.token();
     const depth = 200_000;
     const body = `{"token":"${token}","eventId":5001,"nested":${'['.repeat(depth)}${']'.repeat(depth)},"long":"${'x'.repeat(100_000)}"}`;
-    const res = await fetch(`${rest.url}/api/v102/getevent`, { method: 'POST', headers: { 'user-agent': 't', 'content-type': 'application/json' }, body });
+    const res = await fetch(`${rest.url}/api/v102/getevent`, {
+      method: 'POST',
+      headers: { 'user-agent': 't', 'content-type': 'application/json' },
+      body,
+    });
     expect(res.status).toBe(200);
     const served = await fetch(`${rest.url}/_emulator/requests`);
     expect(served.status).toBe(200);
@@ -281,7 +329,12 @@ describe('request log', () => {
       ['getevent', 404, '1001'],
       ['getevent', 403, null],
     ]);
-    expect(log[1]).toMatchObject({ version: 'v102', userAgent: 'emulator-tests/1', fault: null, params: { eventId: '5001' } });
+    expect(log[1]).toMatchObject({
+      version: 'v102',
+      userAgent: 'emulator-tests/1',
+      fault: null,
+      params: { eventId: '5001' },
+    });
     const text = JSON.stringify(log);
     expect(text).not.toContain(token);
     expect(text).not.toContain('demo-key-1001');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startRest, type Rest } from '../helpers/rest.ts';
+import { type Rest, startRest } from '../helpers/rest.ts';
 
 /** The rate limit's real time, driven by the tests instead of waiting for it. */
 let nowMs = 0;
@@ -17,7 +17,8 @@ describe('rate limit', () => {
   it('processes the limit per rolling window, then answers 429 with Retry-After and counts no refusal', async () => {
     await rest.token(); // authenticate counts: 1
     const statuses = [];
-    for (let i = 0; i < 6; i++) statuses.push((await rest.call('getevent', { eventId: 5001 }, { version: i % 2 ? 'v1' : 'v102' })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await rest.call('getevent', { eventId: 5001 }, { version: i % 2 ? 'v1' : 'v102' })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
     const refused = await rest.call('getevent', { eventId: 5001 });
     expect(refused.status).toBe(429);

@@ -18,7 +18,11 @@ describe('request log', () => {
   it('bounds a parameter’s depth, its number of values and the length of its texts', () => {
     let nested: unknown = 'bottom';
     for (let i = 0; i < 100_000; i++) nested = [nested];
-    const logged = loggableParams({ nested, wide: Array.from({ length: 10_000 }, (_, i) => i), long: 'y'.repeat(10_000) });
+    const logged = loggableParams({
+      nested,
+      wide: Array.from({ length: 10_000 }, (_, i) => i),
+      long: 'y'.repeat(10_000),
+    });
     expect(JSON.stringify(logged).length).toBeLessThan(2_000);
     expect(logged.nested).toEqual([[['…']]]);
     expect((logged.wide as unknown[]).at(-1)).toBe('…');
@@ -34,7 +38,12 @@ describe('request log', () => {
 
   // Fault: the log's memory grew with every request until a reset (200,000 entries of any size).
   it('keeps its memory bounded, dropping the oldest entries', () => {
-    const state = new EmulatorState({ seed: 1, startMs: Date.parse('2027-01-15T12:00:00Z'), rateLimit: false, rateWindowMs: 60_000 });
+    const state = new EmulatorState({
+      seed: 1,
+      startMs: Date.parse('2027-01-15T12:00:00Z'),
+      rateLimit: false,
+      rateWindowMs: 60_000,
+    });
     const big = loggableParams({ texts: Array.from({ length: 200 }, () => 'z'.repeat(1_000)) });
     for (let i = 0; i < 4_000; i++) state.record(entry(`call-${i}`, big));
     expect(state.log.length).toBeLessThan(4_000);

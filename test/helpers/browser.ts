@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/gateway.ts';
@@ -12,7 +12,13 @@ const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-c
 export const INSTALL_HINT =
   'no Chromium found: set CHROMIUM_PATH to a Chromium or Chrome binary, or install one (Debian/Ubuntu: `apt-get install chromium`)';
 
-const CHROMIUM: SystemProgram = { tests: 'browser', pathVariable: 'CHROMIUM_PATH', names: NAMES, requireVariable: 'REQUIRE_BROWSER', installHint: INSTALL_HINT };
+const CHROMIUM: SystemProgram = {
+  tests: 'browser',
+  pathVariable: 'CHROMIUM_PATH',
+  names: NAMES,
+  requireVariable: 'REQUIRE_BROWSER',
+  installHint: INSTALL_HINT,
+};
 
 /**
  * The browser the browser tests drive: `CHROMIUM_PATH` when set, else the first of the usual names
@@ -39,14 +45,26 @@ export interface BrowserGateway {
 }
 
 /** Starts an emulator, a gateway with the given settings on 127.0.0.1:0, and Chromium from `chromiumPath`. */
-export async function startBrowserGateway(chromiumPath: string, env: Record<string, string> = {}): Promise<BrowserGateway> {
+export async function startBrowserGateway(
+  chromiumPath: string,
+  env: Record<string, string> = {},
+): Promise<BrowserGateway> {
   const emulator = await startEmulator({ port: 0 });
   const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...env }), upstreamBaseUrl: emulator.url });
   const server = createServer(gateway.yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,

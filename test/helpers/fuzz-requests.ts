@@ -34,12 +34,19 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
 
 /** A valid credential of one of the fixture's clients, in either of the two accepted headers. */
 const credentialOf = (clients: ClientName[]) =>
-  fc.tuple(fc.constantFrom(...clients), fc.boolean()).map(([name, bearer]): Record<string, string> => (bearer ? { authorization: `Bearer ${CLIENT_KEYS[name]}` } : { 'x-api-key': CLIENT_KEYS[name] }));
+  fc
+    .tuple(fc.constantFrom(...clients), fc.boolean())
+    .map(
+      ([name, bearer]): Record<string, string> =>
+        bearer ? { authorization: `Bearer ${CLIENT_KEYS[name]}` } : { 'x-api-key': CLIENT_KEYS[name] },
+    );
 const anyValidCredential = credentialOf([...READERS, ...WRITERS]);
 
 /** A long string made cheaply: generating 100,000 characters one by one takes seconds. */
 function huge(minLength: number, maxLength: number): fc.Arbitrary<string> {
-  return fc.tuple(fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: minLength, max: maxLength })).map(([piece, length]) => piece.repeat(Math.ceil(length / piece.length)).slice(0, length));
+  return fc
+    .tuple(fc.string({ minLength: 1, maxLength: 40 }), fc.integer({ min: minLength, max: maxLength }))
+    .map(([piece, length]) => piece.repeat(Math.ceil(length / piece.length)).slice(0, length));
 }
 
 const knownKeys = new Set<string>(Object.values(CLIENT_KEYS));
@@ -60,8 +67,14 @@ export const wrongCredential: fc.Arbitrary<Record<string, string>> = fc.oneof(
   huge(1000, 12_000).map((s) => ({ authorization: `Bearer ${s}` })),
 );
 
-const post = (kind: string, headers: Record<string, string>, body: string): FuzzRequest => ({ kind, method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body });
-const operation = (kind: string, headers: Record<string, string>, query: string, variables?: unknown): FuzzRequest => post(kind, headers, JSON.stringify({ query, variables }));
+const post = (kind: string, headers: Record<string, string>, body: string): FuzzRequest => ({
+  kind,
+  method: 'POST',
+  headers: { ...JSON_HEADERS, ...headers },
+  body,
+});
+const operation = (kind: string, headers: Record<string, string>, query: string, variables?: unknown): FuzzRequest =>
+  post(kind, headers, JSON.stringify({ query, variables }));
 const underEvent = (request: FuzzRequest): FuzzRequest => ({ ...request, parentReads: ['getevent'] });
 
 const VALID_QUERIES = [
@@ -84,34 +97,108 @@ const notAnInt = fc.oneof(
 /** Strings that are no yyyy-mm-dd date. */
 const notADate = fc.oneof(
   fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-\d{2}-\d{2}$/.test(s)),
-  fc.constantFrom('2027-02-30', '2027-13-01', '12-Mar-2027', '2027/03/12', '20270312', '2027-3-1', '0000-00-00', '2027-02-29'),
+  fc.constantFrom(
+    '2027-02-30',
+    '2027-13-01',
+    '12-Mar-2027',
+    '2027/03/12',
+    '20270312',
+    '2027-3-1',
+    '0000-00-00',
+    '2027-02-29',
+  ),
   fc.integer(),
 );
 /** Strings that are no ISO 8601 instant. */
-const notAnInstant = fc.oneof(fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-/.test(s)), fc.constantFrom('2027-02-30T00:00:00Z', '2027-03-12T25:00:00Z', 'yesterday'));
+const notAnInstant = fc.oneof(
+  fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-/.test(s)),
+  fc.constantFrom('2027-02-30T00:00:00Z', '2027-03-12T25:00:00Z', 'yesterday'),
+);
 /** Strings that name no country (alpha-2, alpha-3 or name). */
-const notACountry = fc.oneof(fc.constantFrom('XX', 'ZZZ', 'Atlantis', 'U.S.S.R.', '12', 'Q'), fc.stringMatching(/^[0-9!?#]{1,6}$/));
+const notACountry = fc.oneof(
+  fc.constantFrom('XX', 'ZZZ', 'Atlantis', 'U.S.S.R.', '12', 'Q'),
+  fc.stringMatching(/^[0-9!?#]{1,6}$/),
+);
 
 /** Text that is nothing the gateway handed out: no global id, no cursor. */
-const junkId = fc.oneof(fc.string({ maxLength: 60 }), fc.base64String({ maxLength: 80 }), fc.constantFrom('RXZlbnQ6NTAwMQ==', 'Event:5001', 'UmVzZXJ2YXRpb246MQ', ''));
+const junkId = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc.base64String({ maxLength: 80 }),
+  fc.constantFrom('RXZlbnQ6NTAwMQ==', 'Event:5001', 'UmVzZXJ2YXRpb246MQ', ''),
+);
 
 // Beyond QUERY_MAX_ALIASES (30) or, for the longer ones, QUERY_MAX_TOKENS (1000).
-const aliasFlood = fc.integer({ min: 31, max: 400 }).map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: event(eventId: 5001) { name }`).join(' ')} }`);
+const aliasFlood = fc
+  .integer({ min: 31, max: 400 })
+  .map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: event(eventId: 5001) { name }`).join(' ')} }`);
 // Beyond QUERY_MAX_DEPTH (12): an attendee's reservations' attendee's reservations …
-const tooDeep = fc.integer({ min: 4, max: 40 }).map((n) => `{ event(eventId: 5001) { reservations(first: 1) { edges { node { ${'attendee { reservations(eventId: 5001, first: 1) { edges { node { '.repeat(n)}reservationNumber${' } } } }'.repeat(n)} } } } } }`);
-const bracesDeep = fc.integer({ min: 13, max: 3000 }).map((n) => `{ event(eventId: 5001) ${'{ __typename '.repeat(n)}${'}'.repeat(n)} }`);
-const listsDeep = fc.integer({ min: 2, max: 3000 }).map((n) => `{ events(eventIds: ${'['.repeat(n)}5001${']'.repeat(n)}) { name } }`);
-const objectsDeep = fc.integer({ min: 2, max: 3000 }).map((n) => `{ event(eventId: 5001) { reservations(first: 1, filter: ${'{ label1: '.repeat(n)}"x"${' }'.repeat(n)}) { totalCount } } }`);
-const unknownField = fc.stringMatching(/^[a-z][a-zA-Z]{0,20}$/).filter((name) => !['node', 'nodes', 'event', 'events', 'groupCodeLink', 'editReservationLink', 'defaultQuestions', 'customFields'].includes(name));
+const tooDeep = fc
+  .integer({ min: 4, max: 40 })
+  .map(
+    (n) =>
+      `{ event(eventId: 5001) { reservations(first: 1) { edges { node { ${'attendee { reservations(eventId: 5001, first: 1) { edges { node { '.repeat(n)}reservationNumber${' } } } }'.repeat(n)} } } } } }`,
+  );
+const bracesDeep = fc
+  .integer({ min: 13, max: 3000 })
+  .map((n) => `{ event(eventId: 5001) ${'{ __typename '.repeat(n)}${'}'.repeat(n)} }`);
+const listsDeep = fc
+  .integer({ min: 2, max: 3000 })
+  .map((n) => `{ events(eventIds: ${'['.repeat(n)}5001${']'.repeat(n)}) { name } }`);
+const objectsDeep = fc
+  .integer({ min: 2, max: 3000 })
+  .map(
+    (n) =>
+      `{ event(eventId: 5001) { reservations(first: 1, filter: ${'{ label1: '.repeat(n)}"x"${' }'.repeat(n)}) { totalCount } } }`,
+  );
+const unknownField = fc
+  .stringMatching(/^[a-z][a-zA-Z]{0,20}$/)
+  .filter(
+    (name) =>
+      ![
+        'node',
+        'nodes',
+        'event',
+        'events',
+        'groupCodeLink',
+        'editReservationLink',
+        'defaultQuestions',
+        'customFields',
+      ].includes(name),
+  );
 const parseError = fc.oneof(
   fc.string({ maxLength: 200 }).map((s) => `{ ${s.replace(/[{}]/g, '')}`),
-  fc.constantFrom('{', '}', 'query', '{ event(eventId: ) { name } }', 'query ($x: ) { __typename }', '{ event(eventId: 5001 { name } }', '"""'),
+  fc.constantFrom(
+    '{',
+    '}',
+    'query',
+    '{ event(eventId: ) { name } }',
+    'query ($x: ) { __typename }',
+    '{ event(eventId: 5001 { name } }',
+    '"""',
+  ),
 );
 /** A JSON body the GraphQL-over-HTTP rules refuse. */
 const badBody = fc.oneof(
   fc.string({ maxLength: 100 }).map((s) => `{"query": ${s}`),
-  fc.constantFrom('', 'null', '[]', '42', '"{ __typename }"', '{"query": 42}', '{"query": null}', '{"query": ["{ __typename }"]}', '{"query": "{ __typename }", "variables": "x"}', '{"query": "{ __typename }", "variables": [1]}', '{"query": "{ __typename }", "extensions": 7}'),
-  fc.jsonValue({ maxDepth: 4 }).filter((v) => !(v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { query?: unknown }).query === 'string')).map((v) => JSON.stringify(v)),
+  fc.constantFrom(
+    '',
+    'null',
+    '[]',
+    '42',
+    '"{ __typename }"',
+    '{"query": 42}',
+    '{"query": null}',
+    '{"query": ["{ __typename }"]}',
+    '{"query": "{ __typename }", "variables": "x"}',
+    '{"query": "{ __typename }", "variables": [1]}',
+    '{"query": "{ __typename }", "extensions": 7}',
+  ),
+  fc
+    .jsonValue({ maxDepth: 4 })
+    .filter(
+      (v) => !(v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { query?: unknown }).query === 'string'),
+    )
+    .map((v) => JSON.stringify(v)),
   fc.integer({ min: 50, max: 5000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
   fc.integer({ min: 50, max: 5000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
 );
@@ -124,7 +211,18 @@ const hugeTokens = huge(100_000, 200_000).filter((s) => /[^\s,\ufeff]/.test(s) &
 /** Names that are no entity of the subgraph, Object.prototype's members among them (once a crash). */
 const ENTITY_TYPES = ['Event', 'Hotel', 'Reservation', 'Attendee', 'EventQuestion', 'CustomField'];
 const notAnEntityType = fc.oneof(
-  fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'Registration', 'event', 'Query', '_Entity', ''),
+  fc.constantFrom(
+    'constructor',
+    '__proto__',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    'Registration',
+    'event',
+    'Query',
+    '_Entity',
+    '',
+  ),
   fc.string({ maxLength: 30 }).filter((name) => !ENTITY_TYPES.includes(name)),
 );
 /** Entities keyed by service numbers, and their key fields. */
@@ -136,7 +234,10 @@ const NUMBER_KEYED: [string, string[]][] = [
   ['CustomField', ['customFieldId']],
 ];
 /** A key value that is no integer (undefined: the field is left out of the JSON). */
-const notAKeyNumber = fc.oneof(fc.constantFrom(undefined, null, true, 1.5, '', 'five', '1e3', [], {}), fc.string({ maxLength: 20 }).filter((s) => !/^-?\d+$/.test(s)));
+const notAKeyNumber = fc.oneof(
+  fc.constantFrom(undefined, null, true, 1.5, '', 'five', '1e3', [], {}),
+  fc.string({ maxLength: 20 }).filter((s) => !/^-?\d+$/.test(s)),
+);
 const notAKeyText = fc.constantFrom(undefined, null, 42, '', '   ', [], {});
 /** One reference other subgraphs could not have meant: an unknown type, no type, or a key missing or of the wrong type. */
 const badReference: fc.Arbitrary<unknown> = fc.oneof(
@@ -146,9 +247,17 @@ const badReference: fc.Arbitrary<unknown> = fc.oneof(
     __typename: type,
     ...Object.fromEntries(fields.map((field, i) => [field, i === which % fields.length ? bad : 5001])),
   })),
-  fc.tuple(fc.boolean(), notAKeyText).map(([first, bad]) => ({ __typename: 'Attendee', attendeeId: first ? bad : 'A-1', registrationEventId: first ? 'R-1' : bad })),
+  fc.tuple(fc.boolean(), notAKeyText).map(([first, bad]) => ({
+    __typename: 'Attendee',
+    attendeeId: first ? bad : 'A-1',
+    registrationEventId: first ? 'R-1' : bad,
+  })),
 );
-const goodReference = fc.constantFrom({ __typename: 'Event', eventId: 5001 }, { __typename: 'Hotel', eventId: 5001, hotelId: 201 }, { __typename: 'Attendee', attendeeId: 'A-1', registrationEventId: 'R-1' });
+const goodReference = fc.constantFrom(
+  { __typename: 'Event', eventId: 5001 },
+  { __typename: 'Hotel', eventId: 5001, hotelId: 201 },
+  { __typename: 'Attendee', attendeeId: 'A-1', registrationEventId: 'R-1' },
+);
 /** Good references around one bad one: the whole `_entities` is refused before any reference is read. */
 const representationsWithABadOne = fc
   .tuple(fc.array(goodReference, { maxLength: 3 }), badReference, fc.array(goodReference, { maxLength: 3 }))
@@ -156,44 +265,179 @@ const representationsWithABadOne = fc
 
 /** Requests wrong by construction. Each must be answered with an error before any upstream call. */
 export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
-  fc.tuple(wrongCredential, fc.constantFrom(...VALID_QUERIES)).map(([headers, query]) => operation('wrong credential', headers, query)),
-  fc.tuple(wrongCredential, fc.constantFrom(...VALID_QUERIES)).map(([headers, query]): FuzzRequest => ({ kind: 'wrong credential, GET', method: 'GET', headers: { accept: 'application/json', ...headers }, search: `?query=${encodeURIComponent(query)}` })),
-  fc.tuple(credentialOf(READERS), fc.constantFrom('mutation { createCustomField(input: { name: "x", eventId: 5001 }) { customField { customFieldId } } }', 'mutation { upsertAttendee(input: { attendeeId: "A", registrationEventId: "R" }) { attendee { attendeeId } } }')).map(([headers, query]) => operation('read client mutation', headers, query)),
+  fc
+    .tuple(wrongCredential, fc.constantFrom(...VALID_QUERIES))
+    .map(([headers, query]) => operation('wrong credential', headers, query)),
+  fc.tuple(wrongCredential, fc.constantFrom(...VALID_QUERIES)).map(
+    ([headers, query]): FuzzRequest => ({
+      kind: 'wrong credential, GET',
+      method: 'GET',
+      headers: { accept: 'application/json', ...headers },
+      search: `?query=${encodeURIComponent(query)}`,
+    }),
+  ),
+  fc
+    .tuple(
+      credentialOf(READERS),
+      fc.constantFrom(
+        'mutation { createCustomField(input: { name: "x", eventId: 5001 }) { customField { customFieldId } } }',
+        'mutation { upsertAttendee(input: { attendeeId: "A", registrationEventId: "R" }) { attendee { attendeeId } } }',
+      ),
+    )
+    .map(([headers, query]) => operation('read client mutation', headers, query)),
   fc.tuple(anyValidCredential, badBody).map(([headers, body]) => post('malformed JSON body', headers, body)),
   fc.tuple(anyValidCredential, parseError).map(([headers, query]) => operation('parse error', headers, query)),
-  fc.tuple(anyValidCredential, unknownField).map(([headers, field]) => operation('unknown field', headers, `{ ${field} }`)),
+  fc
+    .tuple(anyValidCredential, unknownField)
+    .map(([headers, field]) => operation('unknown field', headers, `{ ${field} }`)),
   fc.tuple(anyValidCredential, aliasFlood).map(([headers, query]) => operation('alias flood', headers, query)),
-  fc.tuple(anyValidCredential, fc.oneof(tooDeep, bracesDeep, listsDeep, objectsDeep)).map(([headers, query]) => operation('deep nesting', headers, query)),
-  fc.tuple(anyValidCredential, hugeTokens).map(([headers, s]) => operation('huge document', headers, `{ __typename ${s} }`)),
-  fc.tuple(anyValidCredential, notAnInt).map(([headers, e]) => operation('wrong variable type', headers, 'query ($e: Int!) { event(eventId: $e) { name } }', { e })),
-  fc.tuple(anyValidCredential, fc.array(notAnInt, { minLength: 1, maxLength: 5 })).map(([headers, es]) => operation('wrong list item type', headers, 'query ($es: [Int!]!) { events(eventIds: $es) { name } }', { es })),
-  fc.tuple(credentialOf(ACME), huge(256, 5000)).map(([headers, s]) => underEvent(operation('huge filter string', headers, 'query ($s: String) { event(eventId: 5001) { hotels(filter: { city: $s }) { hotelId } } }', { s }))),
-  fc.tuple(credentialOf(WRITERS), notADate).map(([headers, date]) => operation('malformed date', headers, 'mutation ($d: Date!) { recordActualizedPickup(input: { eventId: 5001, hotelId: 1, nights: [{ date: $d, rooms: 1 }] }) { stored } }', { d: date })),
-  fc.tuple(credentialOf(ACME), notAnInstant).map(([headers, at]) => underEvent(operation('malformed instant', headers, 'query ($at: DateTime) { event(eventId: 5001) { reservations(first: 1, filter: { modifiedAfter: $at }) { totalCount } } }', { at }))),
-  fc.tuple(credentialOf(WRITERS), notACountry).map(([headers, country]) => operation('malformed country', headers, 'mutation ($c: String) { upsertAttendee(input: { attendeeId: "A-1", registrationEventId: "R-1", country: $c }) { attendee { attendeeId } } }', { c: country })),
-  fc.tuple(anyValidCredential, junkId).map(([headers, id]) => ({ ...operation('junk global id', headers, 'query ($id: ID!) { node(id: $id) { id } }', { id }), answersNull: true as const })),
-  fc.tuple(anyValidCredential, fc.array(junkId, { maxLength: 5 })).map(([headers, ids]) => ({ ...operation('junk global ids', headers, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids }), answersNull: true as const })),
-  fc.tuple(credentialOf(ACME), junkId.filter((s) => s !== '')).map(([headers, cursor]) => underEvent(operation('junk cursor', headers, 'query ($c: String) { event(eventId: 5001) { reservations(first: 2, after: $c) { totalCount } } }', { c: cursor }))),
-  fc.tuple(anyValidCredential, representationsWithABadOne).map(([headers, r]) => operation('bad _entities reference', headers, 'query ($r: [_Any!]!) { _entities(representations: $r) { __typename } }', { r })),
+  fc
+    .tuple(anyValidCredential, fc.oneof(tooDeep, bracesDeep, listsDeep, objectsDeep))
+    .map(([headers, query]) => operation('deep nesting', headers, query)),
+  fc
+    .tuple(anyValidCredential, hugeTokens)
+    .map(([headers, s]) => operation('huge document', headers, `{ __typename ${s} }`)),
+  fc
+    .tuple(anyValidCredential, notAnInt)
+    .map(([headers, e]) =>
+      operation('wrong variable type', headers, 'query ($e: Int!) { event(eventId: $e) { name } }', { e }),
+    ),
+  fc
+    .tuple(anyValidCredential, fc.array(notAnInt, { minLength: 1, maxLength: 5 }))
+    .map(([headers, es]) =>
+      operation('wrong list item type', headers, 'query ($es: [Int!]!) { events(eventIds: $es) { name } }', { es }),
+    ),
+  fc
+    .tuple(credentialOf(ACME), huge(256, 5000))
+    .map(([headers, s]) =>
+      underEvent(
+        operation(
+          'huge filter string',
+          headers,
+          'query ($s: String) { event(eventId: 5001) { hotels(filter: { city: $s }) { hotelId } } }',
+          { s },
+        ),
+      ),
+    ),
+  fc
+    .tuple(credentialOf(WRITERS), notADate)
+    .map(([headers, date]) =>
+      operation(
+        'malformed date',
+        headers,
+        'mutation ($d: Date!) { recordActualizedPickup(input: { eventId: 5001, hotelId: 1, nights: [{ date: $d, rooms: 1 }] }) { stored } }',
+        { d: date },
+      ),
+    ),
+  fc
+    .tuple(credentialOf(ACME), notAnInstant)
+    .map(([headers, at]) =>
+      underEvent(
+        operation(
+          'malformed instant',
+          headers,
+          'query ($at: DateTime) { event(eventId: 5001) { reservations(first: 1, filter: { modifiedAfter: $at }) { totalCount } } }',
+          { at },
+        ),
+      ),
+    ),
+  fc
+    .tuple(credentialOf(WRITERS), notACountry)
+    .map(([headers, country]) =>
+      operation(
+        'malformed country',
+        headers,
+        'mutation ($c: String) { upsertAttendee(input: { attendeeId: "A-1", registrationEventId: "R-1", country: $c }) { attendee { attendeeId } } }',
+        { c: country },
+      ),
+    ),
+  fc.tuple(anyValidCredential, junkId).map(([headers, id]) => ({
+    ...operation('junk global id', headers, 'query ($id: ID!) { node(id: $id) { id } }', { id }),
+    answersNull: true as const,
+  })),
+  fc.tuple(anyValidCredential, fc.array(junkId, { maxLength: 5 })).map(([headers, ids]) => ({
+    ...operation('junk global ids', headers, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids }),
+    answersNull: true as const,
+  })),
+  fc
+    .tuple(
+      credentialOf(ACME),
+      junkId.filter((s) => s !== ''),
+    )
+    .map(([headers, cursor]) =>
+      underEvent(
+        operation(
+          'junk cursor',
+          headers,
+          'query ($c: String) { event(eventId: 5001) { reservations(first: 2, after: $c) { totalCount } } }',
+          { c: cursor },
+        ),
+      ),
+    ),
+  fc
+    .tuple(anyValidCredential, representationsWithABadOne)
+    .map(([headers, r]) =>
+      operation(
+        'bad _entities reference',
+        headers,
+        'query ($r: [_Any!]!) { _entities(representations: $r) { __typename } }',
+        { r },
+      ),
+    ),
 );
 
 /** Depth-nested JSON of any shape, to send as variables whatever the operation declares. */
-const oddVariables = fc.oneof(fc.jsonValue({ maxDepth: 6 }), fc.dictionary(fc.constantFrom('e', 'es', 'id', 'ids', 'c', 'd', 'at', 'input'), fc.jsonValue({ maxDepth: 3 })));
+const oddVariables = fc.oneof(
+  fc.jsonValue({ maxDepth: 6 }),
+  fc.dictionary(fc.constantFrom('e', 'es', 'id', 'ids', 'c', 'd', 'at', 'input'), fc.jsonValue({ maxDepth: 3 })),
+);
 
 /** Valid requests, invalid ones, and valid documents with odd variables or headers. */
 export const anyRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 3, arbitrary: invalidRequest },
-  { weight: 1, arbitrary: fc.tuple(anyValidCredential, fc.constantFrom(...VALID_QUERIES)).map(([headers, query]) => operation('valid', headers, query)) },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.oneof(anyValidCredential, wrongCredential), fc.constantFrom('query ($e: Int!) { event(eventId: $e) { name } }', 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', 'mutation ($input: SetCustomFieldValueInput!) { setCustomFieldValue(input: $input) { value } }'), oddVariables)
+      .tuple(anyValidCredential, fc.constantFrom(...VALID_QUERIES))
+      .map(([headers, query]) => operation('valid', headers, query)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(anyValidCredential, wrongCredential),
+        fc.constantFrom(
+          'query ($e: Int!) { event(eventId: $e) { name } }',
+          'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+          'mutation ($input: SetCustomFieldValueInput!) { setCustomFieldValue(input: $input) { value } }',
+        ),
+        oddVariables,
+      )
       .map(([headers, query, variables]) => operation('odd variables', headers, query, variables)),
   },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(anyValidCredential, fc.dictionary(fc.stringMatching(/^x-[a-z-]{1,20}$/), fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')), { maxKeys: 4 }), fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/graphql+json', 'multipart/form-data', 'application/json; charset=latin1'))
-      .map(([credential, extra, contentType]): FuzzRequest => ({ ...operation('odd headers', { ...extra, ...credential }, VALID_QUERIES[0]!), headers: { ...JSON_HEADERS, ...extra, ...credential, 'content-type': contentType } })),
+      .tuple(
+        anyValidCredential,
+        fc.dictionary(
+          fc.stringMatching(/^x-[a-z-]{1,20}$/),
+          fc.string({ maxLength: 200 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
+          { maxKeys: 4 },
+        ),
+        fc.constantFrom(
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'application/graphql+json',
+          'multipart/form-data',
+          'application/json; charset=latin1',
+        ),
+      )
+      .map(
+        ([credential, extra, contentType]): FuzzRequest => ({
+          ...operation('odd headers', { ...extra, ...credential }, VALID_QUERIES[0]!),
+          headers: { ...JSON_HEADERS, ...extra, ...credential, 'content-type': contentType },
+        }),
+      ),
   },
 );

@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 
 export interface GraphQLAnswer<T> {
@@ -16,7 +16,11 @@ export interface TestGateway {
   emulator: Emulator;
   gateway: Gateway;
   /** `headers` are added to (or replace) the JSON request's own, e.g. a client's credential. */
-  exec<T, V>(document: TypedDocumentNode<T, V> | string, variables?: V, headers?: Record<string, string>): Promise<GraphQLAnswer<T>>;
+  exec<T, V>(
+    document: TypedDocumentNode<T, V> | string,
+    variables?: V,
+    headers?: Record<string, string>,
+  ): Promise<GraphQLAnswer<T>>;
   /** Upstream calls logged since the last `clearLog`, authenticate left out unless asked. */
   calls(options?: { withAuthenticate?: boolean }): { endpoint: string; params: Record<string, unknown> }[];
   count(endpoint: string): number;
@@ -50,7 +54,9 @@ export async function startGateway(
       return { status: res.status, ...((await res.json()) as object) };
     },
     calls: (options = {}) =>
-      emulator.state.log.filter((r) => options.withAuthenticate || r.endpoint !== 'authenticate').map((r) => ({ endpoint: r.endpoint, params: r.params })),
+      emulator.state.log
+        .filter((r) => options.withAuthenticate || r.endpoint !== 'authenticate')
+        .map((r) => ({ endpoint: r.endpoint, params: r.params })),
     count: (endpoint) => emulator.state.log.filter((r) => r.endpoint === endpoint).length,
     clearLog: () => {
       emulator.state.log = [];

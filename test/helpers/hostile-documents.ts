@@ -22,7 +22,8 @@ export function fragmentsTwicePerLevel(tail: string, depth = 23): string {
 export const HOSTILE_DOCUMENTS: HostileDocument[] = [
   {
     name: 'a variable default of 1000 answers, each looking up its reservation',
-    query: 'query ($n: Int = 1000) { event(eventId: 5001) { attendeeAnswers(first: $n) { edges { node { answer reservation { reservationNumber } } } } } }',
+    query:
+      'query ($n: Int = 1000) { event(eventId: 5001) { attendeeAnswers(first: $n) { edges { node { answer reservation { reservationNumber } } } } } }',
     code: 'QUERY_TOO_COSTLY',
   },
   {
@@ -32,7 +33,9 @@ export const HOSTILE_DOCUMENTS: HostileDocument[] = [
   },
   {
     name: 'fragments nested 23 deep, each spread twice',
-    query: fragmentsTwicePerLevel('reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } }'),
+    query: fragmentsTwicePerLevel(
+      'reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } }',
+    ),
     code: 'QUERY_TOO_COSTLY',
   },
   {
@@ -40,16 +43,36 @@ export const HOSTILE_DOCUMENTS: HostileDocument[] = [
     query: `{ ${Array.from({ length: 20_000 }, (_, i) => `e${i}: event(eventId: 5001) { name }`).join(' ')} }`,
     code: 'BAD_USER_INPUT',
   },
-  { name: `braces ${LEVELS} deep`, query: `{ event(eventId: 5001) ${'{ __typename '.repeat(LEVELS)}${'}'.repeat(LEVELS)} }`, code: 'BAD_USER_INPUT' },
-  { name: `inline fragments ${LEVELS} deep`, query: `{ ${'... on Query { '.repeat(LEVELS)}__typename${' }'.repeat(LEVELS)} }`, code: 'BAD_USER_INPUT' },
-  { name: `list literals ${LEVELS} deep`, query: `{ events(eventIds: ${'['.repeat(LEVELS)}5001${']'.repeat(LEVELS)}) { name } }`, code: 'BAD_USER_INPUT' },
-  { name: `an unclosed list literal ${LEVELS} deep`, query: `{ events(eventIds: ${'['.repeat(LEVELS)}`, code: 'BAD_USER_INPUT' },
+  {
+    name: `braces ${LEVELS} deep`,
+    query: `{ event(eventId: 5001) ${'{ __typename '.repeat(LEVELS)}${'}'.repeat(LEVELS)} }`,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: `inline fragments ${LEVELS} deep`,
+    query: `{ ${'... on Query { '.repeat(LEVELS)}__typename${' }'.repeat(LEVELS)} }`,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: `list literals ${LEVELS} deep`,
+    query: `{ events(eventIds: ${'['.repeat(LEVELS)}5001${']'.repeat(LEVELS)}) { name } }`,
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: `an unclosed list literal ${LEVELS} deep`,
+    query: `{ events(eventIds: ${'['.repeat(LEVELS)}`,
+    code: 'BAD_USER_INPUT',
+  },
   {
     name: `object literals ${LEVELS} deep`,
     query: `{ event(eventId: 5001) { reservations(filter: ${'{ label1: '.repeat(LEVELS)}"x"${' }'.repeat(LEVELS)}) { totalCount } } }`,
     code: 'BAD_USER_INPUT',
   },
-  { name: `an introspection ofType chain ${LEVELS} deep`, query: `{ __type(name: "Event") { ${'ofType { '.repeat(LEVELS)}name${' }'.repeat(LEVELS)} } }`, code: 'BAD_USER_INPUT' },
+  {
+    name: `an introspection ofType chain ${LEVELS} deep`,
+    query: `{ __type(name: "Event") { ${'ofType { '.repeat(LEVELS)}name${' }'.repeat(LEVELS)} } }`,
+    code: 'BAD_USER_INPUT',
+  },
   {
     name: 'a chain of 4000 fragments',
     query: `{ ...F0 } ${Array.from({ length: 4000 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} }`).join(' ')} fragment F4000 on Query { __typename }`,

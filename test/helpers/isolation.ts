@@ -73,7 +73,11 @@ const ATTENDEE = `query Attendee($eventId: Int!, $reservationNumber: Int!) {
 }`;
 
 interface AttendeeData {
-  event: { reservation: { attendee: { attendeeId: string; registrationEventId: string; reservations: { pageInfo: { endCursor: string } } } } };
+  event: {
+    reservation: {
+      attendee: { attendeeId: string; registrationEventId: string; reservations: { pageInfo: { endCursor: string } } };
+    };
+  };
 }
 
 interface HandoutsData {
@@ -105,18 +109,26 @@ export async function handedTo(read: Exec, eventId: number): Promise<Handed> {
   const event = res.data!.event;
   const edges = event.reservations.edges;
   const linked = edges.find((e) => e.node.attendee)!.node.reservationNumber;
-  const attendee = (await read<AttendeeData>(ATTENDEE, { eventId, reservationNumber: linked })).data!.event.reservation.attendee;
+  const attendee = (await read<AttendeeData>(ATTENDEE, { eventId, reservationNumber: linked })).data!.event.reservation
+    .attendee;
   return {
     eventName: event.name,
     ids: { event: event.id, hotel: event.hotels[0]!.id, reservation: edges[0]!.node.id },
     hotelId: event.hotels[0]!.hotelId,
     groupCode: event.groupCodes[0]!.code,
     reservationNumbers: edges.slice(0, 3).map((e) => e.node.reservationNumber),
-    private: edges.slice(0, 3).flatMap((e) => [e.node.confirmationNumber, e.node.contact?.email]).filter((v): v is string => !!v),
+    private: edges
+      .slice(0, 3)
+      .flatMap((e) => [e.node.confirmationNumber, e.node.contact?.email])
+      .filter((v): v is string => !!v),
     reservationsCursor: edges[1]!.cursor,
     answersCursor: event.attendeeAnswers.pageInfo.endCursor!,
     customFieldId: res.data!.customFields[0]!.customFieldId,
-    attendee: { attendeeId: attendee.attendeeId, registrationEventId: attendee.registrationEventId, reservationsCursor: attendee.reservations.pageInfo.endCursor },
+    attendee: {
+      attendeeId: attendee.attendeeId,
+      registrationEventId: attendee.registrationEventId,
+      reservationsCursor: attendee.reservations.pageInfo.endCursor,
+    },
   };
 }
 
@@ -167,7 +179,9 @@ export function describeIsolation(emulator: () => Emulator, sides: Side[]): void
         expect(res.errors).toBeUndefined();
         expect(res.data).toEqual({ node: null });
       }
-      const res = await intruder().read('query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [event, hotel, reservation] });
+      const res = await intruder().read('query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', {
+        ids: [event, hotel, reservation],
+      });
       expect(res.errors).toBeUndefined();
       expect(res.data).toEqual({ nodes: [null, null, null] });
       expect(calls()).toEqual([]);
@@ -175,13 +189,19 @@ export function describeIsolation(emulator: () => Emulator, sides: Side[]): void
 
     it('its own ids still resolve (the check refuses only the other’s)', async () => {
       const { event, reservation } = intruder().handed.ids;
-      const res = await intruder().read<{ nodes: ({ id: string } | null)[] }>('query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [event, reservation] });
+      const res = await intruder().read<{ nodes: ({ id: string } | null)[] }>(
+        'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+        { ids: [event, reservation] },
+      );
       expect(res.data?.nodes).toEqual([{ id: event }, { id: reservation }]);
     });
 
     it('event and events with the other’s event ids are null, asked with its own token only', async () => {
       const theirs = owner().eventId;
-      const res = await intruder().read('query ($e: Int!, $es: [Int!]!) { event(eventId: $e) { name } events(eventIds: $es) { name } }', { e: theirs, es: [theirs, intruder().eventId] });
+      const res = await intruder().read(
+        'query ($e: Int!, $es: [Int!]!) { event(eventId: $e) { name } events(eventIds: $es) { name } }',
+        { e: theirs, es: [theirs, intruder().eventId] },
+      );
       expect(res.errors).toBeUndefined();
       expect(res.data).toEqual({ event: null, events: [null, { name: intruder().handed.eventName }] });
       expectNothingOf(owner(), res);
@@ -198,7 +218,10 @@ export function describeIsolation(emulator: () => Emulator, sides: Side[]): void
         ['attendeeAnswers(first: 2, after: $cursor) { edges { cursor } }', answersCursor, 'after'],
       ];
       for (const [connection, cursor, arg] of cases) {
-        const res = await intruder().read(`query ($eventId: Int!, $cursor: String!) { event(eventId: $eventId) { ${connection} } }`, { eventId: intruder().eventId, cursor });
+        const res = await intruder().read(
+          `query ($eventId: Int!, $cursor: String!) { event(eventId: $eventId) { ${connection} } }`,
+          { eventId: intruder().eventId, cursor },
+        );
         expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
         expect(res.errors?.[0]?.message).toBe(`${arg}: the cursor was not made for this licensee`);
       }
@@ -215,7 +238,11 @@ export function describeIsolation(emulator: () => Emulator, sides: Side[]): void
         `mutation ($input: UpsertAttendeeInput!, $eventId: Int!, $cursor: String!) {
           upsertAttendee(input: $input) { attendee { reservations(eventId: $eventId, first: 1, after: $cursor) { edges { node { reservationNumber } } } } }
         }`,
-        { input: { attendeeId: attendee.attendeeId, registrationEventId: attendee.registrationEventId }, eventId: owner().eventId, cursor: attendee.reservationsCursor },
+        {
+          input: { attendeeId: attendee.attendeeId, registrationEventId: attendee.registrationEventId },
+          eventId: owner().eventId,
+          cursor: attendee.reservationsCursor,
+        },
       );
       expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       expect(res.errors?.[0]?.message).toBe('after: the cursor was not made for this licensee');
@@ -239,11 +266,23 @@ export function describeIsolation(emulator: () => Emulator, sides: Side[]): void
       const theirs = owner().eventId;
       const before = written();
       const mutations: [string, Record<string, unknown>][] = [
-        ['saveEventQuestion(input: $input) { question { questionId } }', { eventId: theirs, questionId: 4242, question: 'Whose?', type: 'TEXT_AREA', enabled: true }],
+        [
+          'saveEventQuestion(input: $input) { question { questionId } }',
+          { eventId: theirs, questionId: 4242, question: 'Whose?', type: 'TEXT_AREA', enabled: true },
+        ],
         ['createCustomField(input: $input) { customField { customFieldId } }', { name: 'Whose?', eventId: theirs }],
-        ['setCustomFieldValue(input: $input) { value }', { customFieldId, value: 'theirs', reservationNumber: reservationNumbers[0] }],
-        ['setCustomFieldValue(input: $input) { value }', { customFieldId: intruder().handed.customFieldId, value: 'mine', reservationNumber: reservationNumbers[1] }],
-        ['recordActualizedPickup(input: $input) { stored }', { eventId: theirs, hotelId, nights: [{ date: '2030-01-01', rooms: 1 }] }],
+        [
+          'setCustomFieldValue(input: $input) { value }',
+          { customFieldId, value: 'theirs', reservationNumber: reservationNumbers[0] },
+        ],
+        [
+          'setCustomFieldValue(input: $input) { value }',
+          { customFieldId: intruder().handed.customFieldId, value: 'mine', reservationNumber: reservationNumbers[1] },
+        ],
+        [
+          'recordActualizedPickup(input: $input) { stored }',
+          { eventId: theirs, hotelId, nights: [{ date: '2030-01-01', rooms: 1 }] },
+        ],
       ];
       for (const [field, input] of mutations) {
         const type = `${field.charAt(0).toUpperCase()}${field.slice(1, field.indexOf('('))}Input`;

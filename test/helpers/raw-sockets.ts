@@ -26,7 +26,9 @@ export function closed(socket: WebSocket): Promise<{ code: number; reason: strin
 
 /** The next graphql-ws message the server sends. */
 export function nextMessage(socket: WebSocket): Promise<{ type: string; id?: string; payload?: unknown }> {
-  return new Promise((resolve) => socket.once('message', (data: Buffer) => resolve(JSON.parse(data.toString()) as { type: string })));
+  return new Promise((resolve) =>
+    socket.once('message', (data: Buffer) => resolve(JSON.parse(data.toString()) as { type: string })),
+  );
 }
 
 /** An HTTP/1.1 request with exactly these headers (Host included), over a real connection. */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,9 +6,16 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { findProgram, programOrSkip, type SystemProgram } from './system-program.ts';
 
-export const REDIS_INSTALL_HINT = 'no redis-server found: set REDIS_SERVER_PATH, or install it (Debian/Ubuntu: `apt-get install redis-server`)';
+export const REDIS_INSTALL_HINT =
+  'no redis-server found: set REDIS_SERVER_PATH, or install it (Debian/Ubuntu: `apt-get install redis-server`)';
 
-const REDIS_SERVER: SystemProgram = { tests: 'Redis', pathVariable: 'REDIS_SERVER_PATH', names: ['redis-server'], requireVariable: 'REQUIRE_REDIS', installHint: REDIS_INSTALL_HINT };
+const REDIS_SERVER: SystemProgram = {
+  tests: 'Redis',
+  pathVariable: 'REDIS_SERVER_PATH',
+  names: ['redis-server'],
+  requireVariable: 'REQUIRE_REDIS',
+  installHint: REDIS_INSTALL_HINT,
+};
 
 /** `REDIS_SERVER_PATH` when set, else `redis-server` on PATH; undefined when there is none. */
 export function findRedisServer(env: Record<string, string | undefined> = process.env): string | undefined {
@@ -45,7 +52,11 @@ export async function startRedis(serverPath: string): Promise<TestRedis> {
   const url = `redis://127.0.0.1:${port}`;
 
   const start = async () => {
-    child = spawn(serverPath, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = spawn(
+      serverPath,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     for (let attempt = 0; ; attempt++) {
       const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       probe.on('error', () => {});

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 /** A gateway in a process of its own (`node --import tsx src/main.ts`), as a replica runs in production. */
 export interface Replica {
@@ -53,7 +53,12 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
  * Three replicas of licensee 1001 on one emulator and one Redis, each with its own
  * `UPSTREAM_USER_AGENT` (replica-1..3), so that the emulator's log tells them apart.
  */
-export function startThreeReplicas(upstreamUrl: string, redisUrl: string, prefix: string, env: Record<string, string> = {}): Promise<Replica[]> {
+export function startThreeReplicas(
+  upstreamUrl: string,
+  redisUrl: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<Replica[]> {
   return Promise.all(
     [1, 2, 3].map((n) =>
       startReplica({
@@ -76,6 +81,10 @@ export interface Answer {
 
 /** Posts one GraphQL document to a replica. */
 export async function post(url: string, query: string, variables: Record<string, unknown> = {}): Promise<Answer> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: res.status, body: (await res.json()) as Answer['body'] };
 }

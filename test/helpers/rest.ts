@@ -1,4 +1,4 @@
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 
 /** A thin REST caller for emulator tests: POST form bodies as the contract's transport says. */
 export interface RestAnswer {
@@ -55,7 +55,11 @@ export class Rest {
   }
 
   /** An authenticated call as licensee 1001 (or the given one). */
-  async call(endpoint: string, params: Record<string, string | number | boolean | undefined> = {}, options: { version?: string; licensee?: '1001' | '2002'; json?: boolean } = {}) {
+  async call(
+    endpoint: string,
+    params: Record<string, string | number | boolean | undefined> = {},
+    options: { version?: string; licensee?: '1001' | '2002'; json?: boolean } = {},
+  ) {
     const token = await this.token(options.licensee);
     return this.post(endpoint, { token, ...params }, options);
   }
@@ -63,7 +67,12 @@ export class Rest {
   async control(action: string, body?: unknown): Promise<any> {
     // Moving the clock may expire the tokens held here.
     if (action === 'clock' || action === 'revoke-tokens') this.tokens.clear();
-    const res = await fetch(`${this.url}/_emulator/${action}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await fetch(
+      `${this.url}/_emulator/${action}`,
+      body === undefined
+        ? {}
+        : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } },
+    );
     return { status: res.status, ...(await res.json()) };
   }
 

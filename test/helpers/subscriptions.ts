@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, type Client } from 'graphql-ws';
+import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { Emulator } from '../../src/emulator/server.ts';
 import type { TestGateway } from './gateway.ts';
@@ -95,7 +95,11 @@ export async function subscribeSse(
           const message = text.slice(0, boundary);
           text = text.slice(boundary + 2);
           const event = /^event: (.*)$/m.exec(message)?.[1];
-          const data = message.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
+          const data = message
+            .split('\n')
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5).trim())
+            .join('\n');
           if (event === 'next' || (!event && data)) add(JSON.parse(data) as StreamResult);
           if (event === 'complete') return;
         }
@@ -115,7 +119,11 @@ export function wsClient(url: string, connectionParams?: Record<string, unknown>
 }
 
 /** Subscribes over graphql-ws. */
-export function subscribeWs(client: Client, variables: Record<string, unknown>, query = RESERVATION_CHANGED): Subscriber {
+export function subscribeWs(
+  client: Client,
+  variables: Record<string, unknown>,
+  query = RESERVATION_CHANGED,
+): Subscriber {
   let dispose = () => {};
   const { subscriber, add, end } = collector(() => dispose());
   dispose = client.subscribe<Record<string, unknown>>(
@@ -123,7 +131,9 @@ export function subscribeWs(client: Client, variables: Record<string, unknown>, 
     {
       next: (result) => add(result as StreamResult),
       error: (error) => {
-        add({ errors: Array.isArray(error) ? error : [{ message: String((error as { reason?: string }).reason ?? error) }] });
+        add({
+          errors: Array.isArray(error) ? error : [{ message: String((error as { reason?: string }).reason ?? error) }],
+        });
         end();
       },
       complete: () => end(),
@@ -133,15 +143,26 @@ export function subscribeWs(client: Client, variables: Record<string, unknown>, 
 }
 
 /** Books through the emulator's bookings control (an attendee booking through a link). */
-export async function book(emulator: Emulator, booking: Record<string, unknown>): Promise<{ reservationNumber: number; created: boolean }> {
-  const res = await fetch(`${emulator.url}/_emulator/bookings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(booking) });
+export async function book(
+  emulator: Emulator,
+  booking: Record<string, unknown>,
+): Promise<{ reservationNumber: number; created: boolean }> {
+  const res = await fetch(`${emulator.url}/_emulator/bookings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(booking),
+  });
   if (res.status !== 200) throw new Error(`booking refused: ${res.status} ${await res.text()}`);
   return (await res.json()) as { reservationNumber: number; created: boolean };
 }
 
 /** Moves the emulator's clock (the service's clock: modification times) forward. */
 export async function advanceClock(emulator: Emulator, ms: number): Promise<void> {
-  await fetch(`${emulator.url}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: ms }) });
+  await fetch(`${emulator.url}/_emulator/clock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ advanceMs: ms }),
+  });
 }
 
 /** A test gateway listening on 127.0.0.1:0 for HTTP and graphql-ws (subscriptions need a real connection to end). */

@@ -1,11 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/server.ts';
-import { UpstreamClient, type UpstreamOptions } from '../../src/upstream/client.ts';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import type { UpstreamAccount } from '../../src/upstream/account.ts';
+import { UpstreamClient, type UpstreamOptions } from '../../src/upstream/client.ts';
 
 export const LICENSEE_1001: UpstreamAccount = { systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' };
-export const LICENSEE_2002: UpstreamAccount = { systemIdentifier: '2002', key: 'demo-key-2002', timeZone: 'America/New_York' };
+export const LICENSEE_2002: UpstreamAccount = {
+  systemIdentifier: '2002',
+  key: 'demo-key-2002',
+  timeZone: 'America/New_York',
+};
 
 export function clientFor(emulator: { url: string }, options: Partial<UpstreamOptions> = {}): UpstreamClient {
   return new UpstreamClient({
@@ -19,7 +23,10 @@ export function clientFor(emulator: { url: string }, options: Partial<UpstreamOp
   });
 }
 
-export async function emulatorAndClient(emulatorOptions: EmulatorOptions = {}, clientOptions: Partial<UpstreamOptions> = {}) {
+export async function emulatorAndClient(
+  emulatorOptions: EmulatorOptions = {},
+  clientOptions: Partial<UpstreamOptions> = {},
+) {
   const emulator = await startEmulator({ port: 0, ...emulatorOptions });
   return { emulator, client: clientFor(emulator, clientOptions) };
 }
@@ -37,7 +44,9 @@ export async function control(emulator: Emulator, action: string, body?: unknown
 
 /** Requests of the emulator's log over HTTP, per endpoint. */
 export async function requestsTo(emulator: Emulator, endpoint: string): Promise<{ status: number; at: string }[]> {
-  const { requests } = (await control(emulator, 'requests')) as { requests: { endpoint: string; status: number; at: string }[] };
+  const { requests } = (await control(emulator, 'requests')) as {
+    requests: { endpoint: string; status: number; at: string }[];
+  };
   return requests.filter((r) => r.endpoint === endpoint);
 }
 
@@ -66,7 +75,9 @@ export async function settle<T>(promises: Promise<T>[]) {
   const results = await Promise.allSettled(promises);
   return {
     ok: results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<T>).value),
-    errors: results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as Error & { code?: string }),
+    errors: results
+      .filter((r) => r.status === 'rejected')
+      .map((r) => (r as PromiseRejectedResult).reason as Error & { code?: string }),
   };
 }
 

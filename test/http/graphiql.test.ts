@@ -24,7 +24,9 @@ afterAll(async () => {
 });
 
 const page = (gateway: TestGateway, headers: Record<string, string> = {}, search = '') =>
-  gateway.gateway.yoga.fetch(`http://yoga/graphql${search}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...headers } });
+  gateway.gateway.yoga.fetch(`http://yoga/graphql${search}`, {
+    headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...headers },
+  });
 
 describe('the GraphiQL page', () => {
   it('is sent compressed, with a policy that runs its own script only and lets no site frame it', async () => {
@@ -41,12 +43,20 @@ describe('the GraphiQL page', () => {
     expect(compressed.length).toBeLessThan(html.length / 3);
     expect(html).toContain('<title>Reservation gateway</title>');
 
-    const policy = Object.fromEntries(res.headers.get('content-security-policy')!.split(';').map((directive) => directive.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    const policy = Object.fromEntries(
+      res.headers
+        .get('content-security-policy')!
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values]),
+    );
     expect(policy['frame-ancestors']).toEqual(["'none'"]);
     expect(policy['default-src']).toEqual(["'none'"]);
     expect(policy['connect-src']).toEqual(["'self'"]);
     // The one inline script, by its hash: no 'unsafe-inline', no 'unsafe-eval', nothing from elsewhere.
-    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash('sha256').update(match[1]!, 'utf8').digest('base64')}'`);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+      (match) => `'sha256-${createHash('sha256').update(match[1]!, 'utf8').digest('base64')}'`,
+    );
     expect(scripts).toHaveLength(1);
     expect(policy['script-src']).toEqual(scripts);
   });
@@ -54,14 +64,20 @@ describe('the GraphiQL page', () => {
   it('is gzip for a client that takes only gzip, and plain for one that takes neither', async () => {
     const gzip = await page(on, { 'accept-encoding': 'br;q=0, gzip' });
     expect(gzip.headers.get('content-encoding')).toBe('gzip');
-    expect(gunzipSync(Buffer.from(await gzip.arrayBuffer())).toString('utf8')).toContain('<title>Reservation gateway</title>');
+    expect(gunzipSync(Buffer.from(await gzip.arrayBuffer())).toString('utf8')).toContain(
+      '<title>Reservation gateway</title>',
+    );
     const plain = await page(on, { 'accept-encoding': 'identity' });
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect(await plain.text()).toContain('<title>Reservation gateway</title>');
   });
 
   it('prefilled from ?query=, is the same page under the same policy: no other site can frame it to have it run', async () => {
-    const res = await page(on, {}, `?query=${encodeURIComponent('mutation { cancelReservation(reservationNumber: 1) { status } }')}`);
+    const res = await page(
+      on,
+      {},
+      `?query=${encodeURIComponent('mutation { cancelReservation(reservationNumber: 1) { status } }')}`,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(res.headers.get('x-frame-options')).toBe('DENY');
@@ -80,8 +96,16 @@ describe('the GraphiQL page', () => {
 describe('every answer', () => {
   it('carries nosniff and no-referrer, refusals included', async () => {
     const answers = [
-      await on.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' }),
-      await on.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ nope }"}' }),
+      await on.gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ __typename }"}',
+      }),
+      await on.gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ nope }"}',
+      }),
       await on.gateway.yoga.fetch('http://yoga/health'),
       await on.gateway.yoga.fetch('http://yoga/metrics'),
       await on.gateway.yoga.fetch('http://yoga/nowhere'),
@@ -93,7 +117,11 @@ describe('every answer', () => {
   });
 
   it('in HTML carries a strict policy: the status page runs its own script and style by their hashes', async () => {
-    const res = await on.gateway.yoga.fetch('http://yoga/status', {}, { req: { socket: { remoteAddress: '127.0.0.1' } } });
+    const res = await on.gateway.yoga.fetch(
+      'http://yoga/status',
+      {},
+      { req: { socket: { remoteAddress: '127.0.0.1' } } },
+    );
     expect(res.status).toBe(200);
     const policy = res.headers.get('content-security-policy')!;
     expect(policy).toContain("frame-ancestors 'none'");

@@ -25,7 +25,8 @@ afterAll(async () => {
 });
 
 const QUERY = JSON.stringify({ query: '{ __typename }' });
-const post = (host: string) => rawRequest(server.url, { method: 'POST', headers: { host, 'content-type': 'application/json' }, body: QUERY });
+const post = (host: string) =>
+  rawRequest(server.url, { method: 'POST', headers: { host, 'content-type': 'application/json' }, body: QUERY });
 
 describe('the Host of a request', () => {
   it('is answered when it is a loopback name, with any port', async () => {
@@ -40,14 +41,28 @@ describe('the Host of a request', () => {
     const res = await post(`rebound.attacker.example:${port}`);
     expect(res.status).toBe(421);
     expect(JSON.parse(res.body)).toEqual({
-      errors: [{ message: expect.stringContaining('does not answer for the host name "rebound.attacker.example:'), extensions: { code: 'MISDIRECTED_REQUEST' } }],
+      errors: [
+        {
+          message: expect.stringContaining('does not answer for the host name "rebound.attacker.example:'),
+          extensions: { code: 'MISDIRECTED_REQUEST' },
+        },
+      ],
     });
     expect(res.body).toContain('ALLOWED_HOSTS');
     for (const path of ['/graphql?query=%7B__typename%7D', '/metrics', '/status']) {
-      expect((await rawRequest(server.url.replace('/graphql', path), { headers: { host: 'rebound.attacker.example', 'graphql-preflight': '1' } })).status, path).toBe(421);
+      expect(
+        (
+          await rawRequest(server.url.replace('/graphql', path), {
+            headers: { host: 'rebound.attacker.example', 'graphql-preflight': '1' },
+          })
+        ).status,
+        path,
+      ).toBe(421);
     }
     // A browser's GraphiQL page too: the page would then talk to the gateway as the attacker's origin.
-    expect((await rawRequest(server.url, { headers: { host: 'rebound.attacker.example', accept: 'text/html' } })).status).toBe(421);
+    expect(
+      (await rawRequest(server.url, { headers: { host: 'rebound.attacker.example', accept: 'text/html' } })).status,
+    ).toBe(421);
     // A name with a trailing dot is another name; so is one that merely ends like an allowed one.
     expect((await post('localhost.')).status).toBe(421);
     expect((await post('evil-localhost')).status).toBe(421);
@@ -63,7 +78,12 @@ describe('the Host of a request', () => {
   it('follows ALLOWED_HOSTS', async () => {
     const named = await startGateway({ rateLimit: false }, { ALLOWED_HOSTS: 'gateway.example.com' });
     try {
-      const ask = (host: string) => named.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { host, 'content-type': 'application/json' }, body: QUERY });
+      const ask = (host: string) =>
+        named.gateway.yoga.fetch('http://yoga/graphql', {
+          method: 'POST',
+          headers: { host, 'content-type': 'application/json' },
+          body: QUERY,
+        });
       expect((await ask('gateway.example.com')).status).toBe(200);
       expect((await ask('gateway.example.com:8443')).status).toBe(200);
       // The loopback names are no longer the default once the names are set.
@@ -83,7 +103,10 @@ describe('the Host of a request', () => {
 
 describe('the WebSocket upgrade', () => {
   it('is refused with 421 for a rebinding Host (its Origin naming the same attacker), before any socket opens', async () => {
-    const upgrade = await openSocket(server.wsUrl, { host: `rebound.attacker.example:${port}`, origin: `http://rebound.attacker.example:${port}` });
+    const upgrade = await openSocket(server.wsUrl, {
+      host: `rebound.attacker.example:${port}`,
+      origin: `http://rebound.attacker.example:${port}`,
+    });
     expect(upgrade).toEqual({ status: 421, body: expect.stringContaining('ALLOWED_HOSTS') });
   });
 
@@ -115,7 +138,10 @@ describe('the WebSocket upgrade', () => {
     const namedServer = await listen(named);
     try {
       const namedPort = new URL(namedServer.url).port;
-      const upgrade = await openSocket(namedServer.wsUrl, { host: `127.0.0.1:${namedPort}`, origin: `http://localhost:${namedPort}` });
+      const upgrade = await openSocket(namedServer.wsUrl, {
+        host: `127.0.0.1:${namedPort}`,
+        origin: `http://localhost:${namedPort}`,
+      });
       expect(upgrade).toMatchObject({ status: 403 });
     } finally {
       await namedServer.close();

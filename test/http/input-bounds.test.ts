@@ -39,7 +39,10 @@ describe('QUERY_MAX_BYTES: a document longer than it is refused before it is par
     const comment = await roomy.exec(padded(5_000_000));
     expect(comment.status).toBe(413);
     expect(comment.errors).toEqual([
-      { message: expect.stringContaining('The document is 5000000 bytes long, more than the 65536 allowed'), extensions: { code: 'BAD_USER_INPUT', limit: 'QUERY_MAX_BYTES', maxBytes: 65_536 } },
+      {
+        message: expect.stringContaining('The document is 5000000 bytes long, more than the 65536 allowed'),
+        extensions: { code: 'BAD_USER_INPUT', limit: 'QUERY_MAX_BYTES', maxBytes: 65_536 },
+      },
     ]);
     // Parsing would have stopped at QUERY_MAX_TOKENS: the byte count came first.
     const tokens = await roomy.exec(`{ ${'__typename '.repeat(500_000)}}`);
@@ -59,7 +62,13 @@ describe('QUERY_MAX_BYTES: a document longer than it is refused before it is par
 
   it('holds over SSE too', async () => {
     roomy.clearLog();
-    const stream = await subscribeSse(async (url, init) => roomy.gateway.yoga.fetch(url, init), 'http://yoga/graphql', { eventId: 5001 }, {}, `${padded(100_000)} subscription { reservationChanged(eventId: 5001) { kind } }`);
+    const stream = await subscribeSse(
+      async (url, init) => roomy.gateway.yoga.fetch(url, init),
+      'http://yoga/graphql',
+      { eventId: 5001 },
+      {},
+      `${padded(100_000)} subscription { reservationChanged(eventId: 5001) { kind } }`,
+    );
     expect(stream.response.status).toBe(413);
     const [answer] = await stream.take(1);
     expect(answer?.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', limit: 'QUERY_MAX_BYTES' });
@@ -79,9 +88,20 @@ describe('QUERY_MAX_BYTES: a document longer than it is refused before it is par
       expect((await nextMessage(socket)).type).toBe('connection_ack');
       const messages: { type: string }[] = [];
       socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as { type: string }));
-      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `${padded(100_000)} { event(eventId: 5001) { name } }` } }));
+      socket.send(
+        JSON.stringify({
+          id: '1',
+          type: 'subscribe',
+          payload: { query: `${padded(100_000)} { event(eventId: 5001) { name } }` },
+        }),
+      );
       // Refused for this operation (an error message) or, until the socket answers per operation, by closing it.
-      await Promise.race([end, new Promise<void>((resolve) => socket.on('message', () => messages.some((m) => m.type === 'error') && resolve()))]);
+      await Promise.race([
+        end,
+        new Promise<void>((resolve) =>
+          socket.on('message', () => messages.some((m) => m.type === 'error') && resolve()),
+        ),
+      ]);
       expect(messages.filter((m) => m.type === 'next')).toEqual([]);
       expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
       socket.close();
@@ -101,7 +121,9 @@ describe('MAX_REQUEST_BYTES: a body or message larger than it is refused before 
     expect(await announced.json()).toEqual({
       errors: [
         {
-          message: expect.stringContaining("larger than the 1048576 bytes allowed: the gateway's MAX_REQUEST_BYTES setting"),
+          message: expect.stringContaining(
+            "larger than the 1048576 bytes allowed: the gateway's MAX_REQUEST_BYTES setting",
+          ),
           extensions: { code: 'REQUEST_ENTITY_TOO_LARGE', limit: 'MAX_REQUEST_BYTES', maxBytes: MIB },
         },
       ],
@@ -114,7 +136,12 @@ describe('MAX_REQUEST_BYTES: a body or message larger than it is refused before 
         controller.enqueue(chunks.subarray(sent, (sent += 64 * 1024)));
       },
     });
-    const chunked = await bounded.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers, body: streamed, duplex: 'half' } as RequestInit);
+    const chunked = await bounded.gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers,
+      body: streamed,
+      duplex: 'half',
+    } as RequestInit);
     expect(chunked.status).toBe(413);
     // Refused once past the bound: the rest was never pulled.
     expect(sent).toBeLessThan(chunks.length);
@@ -129,7 +156,9 @@ describe('MAX_REQUEST_BYTES: a body or message larger than it is refused before 
       socket.on('data', (chunk) => (answer += chunk.toString()));
       // The headers only: not one byte of the 2 MB body follows. (What does follow, Node reads and
       // drops, within HTTP_REQUEST_TIMEOUT_MS, so that the client reads the 413.)
-      socket.write(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${CLIENT_KEYS['acme-web']}\r\nContent-Length: ${2 * MIB}\r\n\r\n`);
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${CLIENT_KEYS['acme-web']}\r\nContent-Length: ${2 * MIB}\r\n\r\n`,
+      );
       await expect.poll(() => answer).toContain('MAX_REQUEST_BYTES');
       expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     } finally {
@@ -145,13 +174,23 @@ describe('MAX_REQUEST_BYTES: a body or message larger than it is refused before 
       const upgrade = await openSocket(server.wsUrl);
       if (!('socket' in upgrade)) throw new Error(`upgrade refused: ${upgrade.status}`);
       const end = closed(upgrade.socket);
-      upgrade.socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, padding: 'x'.repeat(2 * MIB) } }));
+      upgrade.socket.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: { Authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, padding: 'x'.repeat(2 * MIB) },
+        }),
+      );
       expect((await end).code).toBe(1009);
 
       // Within the bound, the same client is served.
       const fine = await openSocket(server.wsUrl);
       if (!('socket' in fine)) throw new Error(`upgrade refused: ${fine.status}`);
-      fine.socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, padding: 'x'.repeat(MIB / 2) } }));
+      fine.socket.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: { Authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, padding: 'x'.repeat(MIB / 2) },
+        }),
+      );
       expect((await nextMessage(fine.socket)).type).toBe('connection_ack');
       fine.socket.close();
     } finally {

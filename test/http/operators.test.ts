@@ -30,15 +30,27 @@ afterAll(async () => {
 
 /** A request as from a connection whose peer is `remoteAddress` (what Node's server hands Yoga). */
 const from = (gateway: TestGateway, path: string, remoteAddress?: string, headers: Record<string, string> = {}) =>
-  gateway.gateway.yoga.fetch(`http://yoga${path}`, { headers }, remoteAddress ? { req: { socket: { remoteAddress } } } : {});
+  gateway.gateway.yoga.fetch(
+    `http://yoga${path}`,
+    { headers },
+    remoteAddress ? { req: { socket: { remoteAddress } } } : {},
+  );
 
 describe('with OPS_TOKEN', () => {
   it('refuses each page without it, or with another, with 401 and a challenge, even from this machine', async () => {
     for (const path of PAGES) {
-      for (const authorization of [undefined, 'Bearer not-the-token', `Bearer ${OPS_TOKEN}x`, `Basic ${btoa('ops:wrong')}`, OPS_TOKEN]) {
+      for (const authorization of [
+        undefined,
+        'Bearer not-the-token',
+        `Bearer ${OPS_TOKEN}x`,
+        `Basic ${btoa('ops:wrong')}`,
+        OPS_TOKEN,
+      ]) {
         const res = await from(withToken, path, '127.0.0.1', authorization ? { authorization } : {});
         expect(res.status, `${path} ${authorization}`).toBe(401);
-        expect(res.headers.get('www-authenticate')).toBe('Basic realm="gateway operators", Bearer realm="gateway operators"');
+        expect(res.headers.get('www-authenticate')).toBe(
+          'Basic realm="gateway operators", Bearer realm="gateway operators"',
+        );
         const body = await res.text();
         expect(body).toContain('OPS_TOKEN');
         expect(body).not.toContain('not-the-token');
@@ -51,7 +63,9 @@ describe('with OPS_TOKEN', () => {
     for (const path of PAGES) {
       const bearer = await from(withToken, path, '203.0.113.7', { authorization: `Bearer ${OPS_TOKEN}` });
       expect(bearer.status, path).toBe(200);
-      const basic = await from(withToken, path, '203.0.113.7', { authorization: `Basic ${btoa(`anyone:${OPS_TOKEN}`)}` });
+      const basic = await from(withToken, path, '203.0.113.7', {
+        authorization: `Basic ${btoa(`anyone:${OPS_TOKEN}`)}`,
+      });
       expect(basic.status, path).toBe(200);
     }
     const metrics = await from(withToken, '/metrics', undefined, { authorization: `bearer ${OPS_TOKEN}` });
@@ -64,7 +78,10 @@ describe('with OPS_TOKEN', () => {
 
   it('never writes the token to the log', async () => {
     let out = '';
-    const logger = createLogger('trace', new Writable({ write: (chunk, _encoding, done) => ((out += chunk.toString()), done()) }));
+    const logger = createLogger(
+      'trace',
+      new Writable({ write: (chunk, _encoding, done) => ((out += chunk.toString()), done()) }),
+    );
     const config = loadConfig({ OPS_TOKEN });
     const gateway = createGateway({ ...config, upstreamBaseUrl: withToken.emulator.url }, logger);
     try {
@@ -80,14 +97,18 @@ describe('with OPS_TOKEN', () => {
 describe('without OPS_TOKEN', () => {
   it('serves each page to a connection from this machine only, by its address (IPv4, IPv6, IPv4-mapped)', async () => {
     for (const path of PAGES) {
-      for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) expect((await from(withoutToken, path, address)).status, `${path} ${address}`).toBe(200);
+      for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1'])
+        expect((await from(withoutToken, path, address)).status, `${path} ${address}`).toBe(200);
       for (const address of ['203.0.113.7', '::ffff:10.0.0.2', '2001:db8::1']) {
         const res = await from(withoutToken, path, address);
         expect(res.status, `${path} ${address}`).toBe(403);
         expect(await res.text()).toContain('set OPS_TOKEN');
       }
       // A header claiming to be local is not a connection from this machine; nor is a request through no socket.
-      expect((await from(withoutToken, path, '203.0.113.7', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' })).status).toBe(403);
+      expect(
+        (await from(withoutToken, path, '203.0.113.7', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }))
+          .status,
+      ).toBe(403);
       expect((await from(withoutToken, path)).status).toBe(403);
     }
   });
@@ -104,7 +125,18 @@ describe('without OPS_TOKEN', () => {
   });
 
   it('tells loopback addresses from others', () => {
-    expect(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'].map(isLoopbackAddress)).toEqual([true, true, true, true]);
-    expect(['128.0.0.1', '::2', '::ffff:10.0.0.1', '1127.0.0.1', undefined].map(isLoopbackAddress)).toEqual([false, false, false, false, false]);
+    expect(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'].map(isLoopbackAddress)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['128.0.0.1', '::2', '::ffff:10.0.0.1', '1127.0.0.1', undefined].map(isLoopbackAddress)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

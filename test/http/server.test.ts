@@ -1,6 +1,6 @@
-import { connect, type Socket } from 'node:net';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import { createGatewayServer } from '../../src/http/server.ts';
@@ -12,7 +12,13 @@ import { pause } from '../helpers/subscriptions.ts';
  * takes its bounds from the settings; the request timeout covers receiving a request only, so a
  * long answer (@stream, SSE) is not cut.
  */
-const FAST = { headersTimeoutMs: 1000, requestTimeoutMs: 1500, keepAliveTimeoutMs: 1000, maxConnections: 2, maxRequestBytes: 1024 };
+const FAST = {
+  headersTimeoutMs: 1000,
+  requestTimeoutMs: 1500,
+  keepAliveTimeoutMs: 1000,
+  maxConnections: 2,
+  maxRequestBytes: 1024,
+};
 
 let server: Server | undefined;
 const sockets: Socket[] = [];
@@ -42,9 +48,24 @@ function open(port: number): { socket: Socket; received: () => string; closed: P
 describe('the gateway’s HTTP server', () => {
   it('takes its timeouts and connection cap from the settings, seconds by default', () => {
     const defaults = createGatewayServer(() => {}, loadConfig({}).http);
-    expect([defaults.headersTimeout, defaults.requestTimeout, defaults.keepAliveTimeout, defaults.maxConnections]).toEqual([10_000, 30_000, 5_000, 1024]);
-    const set = createGatewayServer(() => {}, loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '3000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '4000', MAX_CONNECTIONS: '7' }).http);
-    expect([set.headersTimeout, set.requestTimeout, set.keepAliveTimeout, set.maxConnections]).toEqual([2000, 3000, 4000, 7]);
+    expect([
+      defaults.headersTimeout,
+      defaults.requestTimeout,
+      defaults.keepAliveTimeout,
+      defaults.maxConnections,
+    ]).toEqual([10_000, 30_000, 5_000, 1024]);
+    const set = createGatewayServer(
+      () => {},
+      loadConfig({
+        HTTP_HEADERS_TIMEOUT_MS: '2000',
+        HTTP_REQUEST_TIMEOUT_MS: '3000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '4000',
+        MAX_CONNECTIONS: '7',
+      }).http,
+    );
+    expect([set.headersTimeout, set.requestTimeout, set.keepAliveTimeout, set.maxConnections]).toEqual([
+      2000, 3000, 4000, 7,
+    ]);
   });
 
   it('answers 408 and closes a connection whose headers do not arrive in time', async () => {
@@ -80,7 +101,9 @@ describe('the gateway’s HTTP server', () => {
     });
     const stream = open(port);
     const body = '{"query":"subscription { reservationChanged(eventId: 5001) { kind } }"}';
-    stream.socket.write(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    stream.socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     await stream.closed;
     // 3.2 s of answer, more than twice the 1.5 s request timeout.
     expect(stream.received()).toContain('data: 7\n\n');
@@ -88,7 +111,12 @@ describe('the gateway’s HTTP server', () => {
   });
 
   it('closes connections beyond MAX_CONNECTIONS as they arrive', async () => {
-    const port = await serve((_req, res) => res.end('ok'), { ...FAST, headersTimeoutMs: 10_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000 });
+    const port = await serve((_req, res) => res.end('ok'), {
+      ...FAST,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 10_000,
+    });
     const held = [open(port), open(port)];
     await Promise.all(held.map(({ socket }) => new Promise((resolve) => socket.once('connect', resolve))));
     await pause(100);

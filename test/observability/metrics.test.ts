@@ -18,7 +18,9 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function scrape(gateway = t): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await gateway.gateway.yoga.fetch('http://yoga/metrics', { headers: { authorization: `Bearer ${OPS_TOKEN}` } });
+  const res = await gateway.gateway.yoga.fetch('http://yoga/metrics', {
+    headers: { authorization: `Bearer ${OPS_TOKEN}` },
+  });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
 }
 
@@ -39,8 +41,12 @@ describe('/metrics', () => {
     await t.exec('query EventName { event(eventId: 5002) { name } }');
     await t.exec('query EventName { event(eventId: 5002) { name } }'); // cached: no request
     await t.exec('query Hotels { event(eventId: 5003) { hotels { hotelId name } } }');
-    await t.exec('query Reservations { event(eventId: 5002) { reservations(first: 3) { edges { node { reservationNumber } } } } }');
-    const refused = await t.exec('query Bad { event(eventId: 5002) { reservations(after: "garbage!") { totalCount } } }');
+    await t.exec(
+      'query Reservations { event(eventId: 5002) { reservations(first: 3) { edges { node { reservationNumber } } } } }',
+    );
+    const refused = await t.exec(
+      'query Bad { event(eventId: 5002) { reservations(after: "garbage!") { totalCount } } }',
+    );
     expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
 
     const { status, type, text } = await scrape();
@@ -56,7 +62,12 @@ describe('/metrics', () => {
     expect(Object.fromEntries(counted)).toEqual(Object.fromEntries(logged));
     expect(counted.get('authenticate')).toBe(1);
 
-    const operations = samples(text, 'gateway_graphql_operations_total').map(({ labels, value }) => [labels.operation, labels.type, labels.outcome, value]);
+    const operations = samples(text, 'gateway_graphql_operations_total').map(({ labels, value }) => [
+      labels.operation,
+      labels.type,
+      labels.outcome,
+      value,
+    ]);
     expect(operations).toEqual(
       expect.arrayContaining([
         ['EventName', 'query', 'ok', 2],
@@ -65,24 +76,42 @@ describe('/metrics', () => {
       ]),
     );
     expect(samples(text, 'gateway_refusals_total')).toEqual([{ labels: { code: 'BAD_USER_INPUT' }, value: 1 }]);
-    const cache = Object.fromEntries(samples(text, 'gateway_upstream_cache_reads_total').filter(({ labels }) => labels.endpoint === 'getevent').map(({ labels, value }) => [labels.result, value]));
+    const cache = Object.fromEntries(
+      samples(text, 'gateway_upstream_cache_reads_total')
+        .filter(({ labels }) => labels.endpoint === 'getevent')
+        .map(({ labels, value }) => [labels.result, value]),
+    );
     // Misses are the requests sent; the second EventName (at least) is a hit.
     expect(cache.miss).toBe(logged.get('getevent'));
     expect(cache.hit).toBeGreaterThanOrEqual(1);
-    expect(samples(text, 'gateway_upstream_authenticates_total')).toEqual([{ labels: { licensee: '1001', status: '200' }, value: 1 }]);
+    expect(samples(text, 'gateway_upstream_authenticates_total')).toEqual([
+      { labels: { licensee: '1001', status: '200' }, value: 1 },
+    ]);
     expect(samples(text, 'gateway_upstream_budget_limit')).toEqual([{ labels: { licensee: '1001' }, value: 228 }]);
     expect(samples(text, 'gateway_upstream_queue_length')).toEqual([{ labels: { licensee: '1001' }, value: 0 }]);
     expect(samples(text, 'gateway_upstream_request_duration_seconds_count').length).toBeGreaterThan(0);
-    for (const name of ['gateway_upstream_budget_used', 'gateway_upstream_token_age_seconds', 'gateway_change_pollers', 'gateway_change_subscribers', 'gateway_graphql_operation_duration_seconds_count']) {
+    for (const name of [
+      'gateway_upstream_budget_used',
+      'gateway_upstream_token_age_seconds',
+      'gateway_change_pollers',
+      'gateway_change_subscribers',
+      'gateway_graphql_operation_duration_seconds_count',
+    ]) {
       expect(samples(text, name).length, name).toBeGreaterThan(0);
     }
   });
 
   it('carries no key, token or personal data', async () => {
-    const read = await t.exec('{ event(eventId: 5002) { reservations(first: 2) { edges { node { contact { email lastName } } } } } }');
+    const read = await t.exec(
+      '{ event(eventId: 5002) { reservations(first: 2) { edges { node { contact { email lastName } } } } } }',
+    );
     expect(read.errors).toBeUndefined();
     const { text } = await scrape();
-    const token = await t.gateway.upstream.tokens.get({ systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
+    const token = await t.gateway.upstream.tokens.get({
+      systemIdentifier: '1001',
+      key: 'demo-key-1001',
+      timeZone: 'UTC',
+    });
     expect(text).not.toContain('demo-key-1001');
     expect(text).not.toContain(token);
     expect(text).not.toMatch(/@|email|lastName/);
@@ -100,7 +129,9 @@ describe('operation names as labels', () => {
     expect(names).toContain('other');
     expect(names).toContain('anonymous');
     expect([...names].filter((name) => name!.startsWith('Chosen'))).toEqual([]);
-    const other = samples(text, 'gateway_graphql_operations_total').filter(({ labels }) => labels.operation === 'other');
+    const other = samples(text, 'gateway_graphql_operations_total').filter(
+      ({ labels }) => labels.operation === 'other',
+    );
     expect(other.reduce((sum, { value }) => sum + value, 0)).toBe(3);
   });
 
@@ -118,10 +149,14 @@ describe('operation names as labels', () => {
       });
       expect(res.status).toBe(200);
       const { text } = await scrape(trusted);
-      expect(samples(text, 'gateway_graphql_operations_total').map(({ labels }) => labels.operation)).toEqual(['TrustedEvent']);
+      expect(samples(text, 'gateway_graphql_operations_total').map(({ labels }) => labels.operation)).toEqual([
+        'TrustedEvent',
+      ]);
     } finally {
       await trusted.close();
     }
-    expect(labelledOperationNames(['Listed'], ['query A { x } mutation B { y }', 'subscription C { z } { w }'])).toEqual(new Set(['Listed', 'A', 'B', 'C']));
+    expect(
+      labelledOperationNames(['Listed'], ['query A { x } mutation B { y }', 'subscription C { z } { w }']),
+    ).toEqual(new Set(['Listed', 'A', 'B', 'C']));
   });
 });

@@ -5,7 +5,9 @@ import { largestWindow, useLargeResultBulkhead } from '../../src/operations/bulk
 
 describe('large operations run a few at a time', () => {
   it('reads the largest first or last of a document, variables included', () => {
-    const document = parse('query ($n: Int) { a: list(first: 5) { x } b: list(first: $n) { x } c: list(last: 300) { x } }');
+    const document = parse(
+      'query ($n: Int) { a: list(first: 5) { x } b: list(first: $n) { x } c: list(last: 300) { x } }',
+    );
     expect(largestWindow(document, { n: 1000 })).toBe(1000);
     expect(largestWindow(document, {})).toBe(300);
     expect(largestWindow(parse('{ list { x } }'), {})).toBe(0);
@@ -31,7 +33,11 @@ describe('large operations run a few at a time', () => {
     });
     const yoga = createYoga({ schema, plugins: [useLargeResultBulkhead(2)], logging: false });
     const run = async (first: number) => {
-      const res = await yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ list(first: ${first}) }` }) });
+      const res = await yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ list(first: ${first}) }` }),
+      });
       return res.json();
     };
     const large = await Promise.all(Array.from({ length: 8 }, () => run(1000)));
@@ -43,10 +49,23 @@ describe('large operations run a few at a time', () => {
   });
 
   it('gives the permit back when the operation ends in errors', async () => {
-    const schema = createSchema({ typeDefs: 'type Query { list(first: Int): Int }', resolvers: { Query: { list: () => { throw new Error('boom'); } } } });
+    const schema = createSchema({
+      typeDefs: 'type Query { list(first: Int): Int }',
+      resolvers: {
+        Query: {
+          list: () => {
+            throw new Error('boom');
+          },
+        },
+      },
+    });
     const yoga = createYoga({ schema, plugins: [useLargeResultBulkhead(1)], logging: false, maskedErrors: false });
     for (let i = 0; i < 3; i++) {
-      const res = await yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ list(first: 1000) }' }) });
+      const res = await yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ list(first: 1000) }' }),
+      });
       expect(((await res.json()) as { errors: unknown[] }).errors).toHaveLength(1);
     }
   });

@@ -4,9 +4,6 @@ import { GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLSchema, parse, print
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimateUpstreamCalls } from '../../src/operations/cost.ts';
 import { costs, costsNothing, oncePerEvent, type Rule } from '../../src/schema/cost.ts';
-import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { globalId } from '../helpers/global-id.ts';
-import { fragmentsTwicePerLevel } from '../helpers/hostile-documents.ts';
 import {
   EventHotelsDocument,
   EventPageDocument,
@@ -15,6 +12,9 @@ import {
   ReservationsWithHotelsDocument,
   ReservationWindowDocument,
 } from '../documents/generated.ts';
+import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { globalId } from '../helpers/global-id.ts';
+import { fragmentsTwicePerLevel } from '../helpers/hostile-documents.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -41,14 +41,17 @@ describe('upstream cost estimate', () => {
     ['ReservationWindow 10', ReservationWindowDocument, () => ({ eventId: 5001, first: 10 })],
     ['Everything', EverythingDocument, everythingVars],
   ];
-  it.each(cases)('%s: never below what the operation really calls, and allowed by default', async (_name, document, variables) => {
-    const vars = variables();
-    const estimate = estimateUpstreamCalls(document, vars);
-    const res = await t.exec(document, vars as never);
-    expect(res.errors).toBeUndefined();
-    expect(estimate).toBeGreaterThanOrEqual(t.calls().length);
-    expect(estimate).toBeLessThanOrEqual(120);
-  });
+  it.each(cases)(
+    '%s: never below what the operation really calls, and allowed by default',
+    async (_name, document, variables) => {
+      const vars = variables();
+      const estimate = estimateUpstreamCalls(document, vars);
+      const res = await t.exec(document, vars as never);
+      expect(res.errors).toBeUndefined();
+      expect(estimate).toBeGreaterThanOrEqual(t.calls().length);
+      expect(estimate).toBeLessThanOrEqual(120);
+    },
+  );
 
   it('refuses an operation that would spend the budget, before any upstream call', async () => {
     const query = `{ event(eventId: 5001) { reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } } } }`;
@@ -60,7 +63,9 @@ describe('upstream cost estimate', () => {
   });
 
   it('follows variables and counts answers that each look up their reservation', () => {
-    const query = parse(`query ($n: Int) { event(eventId: 1) { attendeeAnswers(first: $n) { edges { node { reservation { status } question { question } } } } } }`);
+    const query = parse(
+      `query ($n: Int) { event(eventId: 1) { attendeeAnswers(first: $n) { edges { node { reservation { status } question { question } } } } } }`,
+    );
     // 1 event + 1 page (a window from the start, inside one page) + one reservation per answer + one shared question list.
     expect(estimateUpstreamCalls(query, { n: 10 })).toBe(1 + 1 + 10 + 1);
     expect(estimateUpstreamCalls(query, { n: 300 })).toBe(1 + 1 + 300 + 1);
@@ -84,7 +89,9 @@ describe('upstream cost estimate', () => {
   });
 
   it('counts one call per mutation field plus what its payload reads', () => {
-    const mutation = parse(`mutation { a: createCustomField(input: { name: "x" }) { customField { customFieldId } } b: createCustomField(input: { name: "y" }) { customField { event { name } } } }`);
+    const mutation = parse(
+      `mutation { a: createCustomField(input: { name: "x" }) { customField { customFieldId } } b: createCustomField(input: { name: "y" }) { customField { event { name } } } }`,
+    );
     expect(estimateUpstreamCalls(mutation)).toBe(3);
   });
 
@@ -95,9 +102,15 @@ describe('upstream cost estimate', () => {
 
 describe('rules declared on the fields', () => {
   it('counts what each selected field declares, in the scope its parent declares for it', () => {
-    const Leaf = new GraphQLObjectType({ name: 'Leaf', fields: { lookup: { type: GraphQLInt, ...costs(oncePerEvent) }, value: { type: GraphQLInt, ...costsNothing } } });
+    const Leaf = new GraphQLObjectType({
+      name: 'Leaf',
+      fields: { lookup: { type: GraphQLInt, ...costs(oncePerEvent) }, value: { type: GraphQLInt, ...costsNothing } },
+    });
     const tenEvents: Rule = () => ({ calls: 3, below: { records: 10, events: 10 } });
-    const query = new GraphQLObjectType({ name: 'Query', fields: { list: { type: new GraphQLList(Leaf), ...costs(tenEvents) } } });
+    const query = new GraphQLObjectType({
+      name: 'Query',
+      fields: { list: { type: new GraphQLList(Leaf), ...costs(tenEvents) } },
+    });
     const scratch = new GraphQLSchema({ query });
     // 3 for the list, then one lookup per distinct event of its ten records.
     expect(estimateUpstreamCalls(parse('{ list { lookup value } }'), {}, null, Infinity, scratch)).toBe(3 + 10);
@@ -112,7 +125,8 @@ describe('windows of 1000 at a page boundary', () => {
     `query ($after: String) { event(eventId: 5001) { reservations(first: 1000, after: $after) { pageInfo { endCursor ${hasNextPage ? 'hasNextPage' : ''} } edges { node { reservationNumber } } } } }`;
   /** The end cursor of the first 1000 reservations: with the next key when that window asked hasNextPage. */
   const boundaryCursor = async (withNextKey: boolean) =>
-    (await t.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowOf1000(withNextKey))).data!.event.reservations.pageInfo.endCursor;
+    (await t.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowOf1000(withNextKey)))
+      .data!.event.reservations.pageInfo.endCursor;
 
   // Calls made: the event, the window's page, the page after it when hasNextPage asks, and the
   // page before when the cursor has no next key to check. The estimate cannot know the cursor, nor
@@ -135,13 +149,16 @@ describe('windows of 1000 at a page boundary', () => {
   it.each([
     [true, 3],
     [false, 2],
-  ])('from the start of the list, hasNextPage asked: %s, is estimated at exactly its %i calls', async (asksNextPage, calls) => {
-    const query = windowOf1000(asksNextPage);
-    const res = await t.exec(query, {});
-    expect(res.errors).toBeUndefined();
-    expect(t.calls().length).toBe(calls);
-    expect(estimateUpstreamCalls(parse(query))).toBe(calls);
-  });
+  ])(
+    'from the start of the list, hasNextPage asked: %s, is estimated at exactly its %i calls',
+    async (asksNextPage, calls) => {
+      const query = windowOf1000(asksNextPage);
+      const res = await t.exec(query, {});
+      expect(res.errors).toBeUndefined();
+      expect(t.calls().length).toBe(calls);
+      expect(estimateUpstreamCalls(parse(query))).toBe(calls);
+    },
+  );
 });
 
 describe('windows anywhere in a list', () => {
@@ -153,16 +170,30 @@ describe('windows anywhere in a list', () => {
   afterAll(() => w.close());
   const size = fc.constantFrom(0, 1, 999, 1000, 1001, 2000);
   /** A window of event 5001's reservations, its cursor from an earlier window; pageInfo and totalCount selected or not. */
-  const windowQuery = (first: number, cursorArg: 'after' | 'before' | null, hasNextPage: boolean, totalCount: boolean) =>
+  const windowQuery = (
+    first: number,
+    cursorArg: 'after' | 'before' | null,
+    hasNextPage: boolean,
+    totalCount: boolean,
+  ) =>
     `query ${cursorArg ? '($cursor: String)' : ''} { event(eventId: 5001) { reservations(first: ${first}${cursorArg ? `, ${cursorArg}: $cursor` : ''}) {
       ${totalCount ? 'totalCount' : ''} pageInfo { endCursor ${hasNextPage ? 'hasNextPage' : ''} } edges { node { reservationNumber } } } } }`;
 
   it('are never estimated below what they really call, whatever the cursor', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ earlier: fc.constantFrom(1, 999, 1000, 1500, 2000), earlierAsked: fc.boolean(), first: size, cursorArg: fc.constantFrom('after' as const, 'before' as const, null), hasNextPage: fc.boolean(), totalCount: fc.boolean() }),
+        fc.record({
+          earlier: fc.constantFrom(1, 999, 1000, 1500, 2000),
+          earlierAsked: fc.boolean(),
+          first: size,
+          cursorArg: fc.constantFrom('after' as const, 'before' as const, null),
+          hasNextPage: fc.boolean(),
+          totalCount: fc.boolean(),
+        }),
         async ({ earlier, earlierAsked, first, cursorArg, hasNextPage, totalCount }) => {
-          const before = await w.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(windowQuery(earlier, null, earlierAsked, false));
+          const before = await w.exec<{ event: { reservations: { pageInfo: { endCursor: string } } } }, never>(
+            windowQuery(earlier, null, earlierAsked, false),
+          );
           const cursor = before.data!.event.reservations.pageInfo.endCursor;
           await readyToCount(w);
           const query = windowQuery(first, cursorArg, hasNextPage, totalCount);
@@ -181,7 +212,9 @@ describe('windows anywhere in a list', () => {
 describe('lookups under lists', () => {
   it('counts an event lookup per distinct event of the custom fields, and its hotels per event', async () => {
     for (const eventId of [5001, 5002, 5003]) {
-      const created = await t.exec(`mutation { createCustomField(input: { name: "Field of ${eventId}", eventId: ${eventId} }) { customField { customFieldId } } }`);
+      const created = await t.exec(
+        `mutation { createCustomField(input: { name: "Field of ${eventId}", eventId: ${eventId} }) { customField { customFieldId } } }`,
+      );
       expect(created.errors).toBeUndefined();
     }
     await readyToCount(t);
@@ -207,7 +240,9 @@ describe('lookups under lists', () => {
 // `npm run bench -- hostile` (docs/benchmarks.md); here, what it does.
 describe('fragments spread many times', () => {
   it('refuses a costly document of fragments nested 23 deep, before any upstream call', async () => {
-    const query = fragmentsTwicePerLevel('reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } }');
+    const query = fragmentsTwicePerLevel(
+      'reservations(first: 5000) { edges { node { attendee { reservations(eventId: 5001) { totalCount } } } } }',
+    );
     expect(query.length).toBeLessThan(2500);
     const res = await t.exec(query);
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
@@ -220,8 +255,13 @@ describe('fragments spread many times', () => {
   });
 
   it('answers a cheap one, its reservation flags read from the same fragments', async () => {
-    const query = fragmentsTwicePerLevel('reservations(first: 2) { edges { node { reservationNumber contact { city } } } }');
-    const res = await t.exec<{ event: { name: string; reservations: { edges: { node: { contact: { city: string | null } } }[] } } }, never>(query);
+    const query = fragmentsTwicePerLevel(
+      'reservations(first: 2) { edges { node { reservationNumber contact { city } } } }',
+    );
+    const res = await t.exec<
+      { event: { name: string; reservations: { edges: { node: { contact: { city: string | null } } }[] } } },
+      never
+    >(query);
     expect(res.errors).toBeUndefined();
     expect(res.data!.event.reservations.edges).toHaveLength(2);
     expect(t.calls().find((c) => c.endpoint === 'getreservation')?.params).toMatchObject({ fullContactInfo: 'true' });
@@ -231,14 +271,18 @@ describe('fragments spread many times', () => {
 
 /** Selections drawn from the lookups the estimate has rules for, nested the way clients nest them. */
 const pick = (parts: fc.Arbitrary<string>[]) =>
-  fc.tuple(...parts.map((part) => fc.option(part, { nil: undefined }))).map((chosen) => chosen.filter((x) => x !== undefined).join(' ') || '__typename');
+  fc
+    .tuple(...parts.map((part) => fc.option(part, { nil: undefined })))
+    .map((chosen) => chosen.filter((x) => x !== undefined).join(' ') || '__typename');
 const eventId = fc.constantFrom(5001, 5002, 5003);
 const window = fc.constantFrom(1, 3, 10);
 const reservationFields = pick([
   fc.constant('reservationNumber'),
   fc.constant('hotel { name }'),
   fc.constant('event { name hotels { name } }'),
-  eventId.map((id) => `attendee { reservations(eventId: ${id}, first: 2) { totalCount edges { node { reservationNumber } } } }`),
+  eventId.map(
+    (id) => `attendee { reservations(eventId: ${id}, first: 2) { totalCount edges { node { reservationNumber } } } }`,
+  ),
   fc.constant('customFieldValues { customField { name event { name } } }'),
 ]);
 const eventFields = pick([
@@ -248,13 +292,25 @@ const eventFields = pick([
   fc.constant('groupCodes { code hotel { name } }'),
   fc.constant('pickup { hotel { name } }'),
   fc.constant('customFields { name event { name } }'),
-  fc.tuple(window, fc.boolean(), reservationFields).map(([first, count, fields]) => `reservations(first: ${first}) { ${count ? 'totalCount' : ''} edges { node { ${fields} } } }`),
+  fc
+    .tuple(window, fc.boolean(), reservationFields)
+    .map(
+      ([first, count, fields]) =>
+        `reservations(first: ${first}) { ${count ? 'totalCount' : ''} edges { node { ${fields} } } }`,
+    ),
   reservationFields.map((fields) => `reservation(reservationNumber: 700004) { ${fields} }`),
-  fc.tuple(window, reservationFields).map(([first, fields]) => `attendeeAnswers(first: ${first}) { edges { node { reservation { ${fields} } question { question } } } }`),
+  fc
+    .tuple(window, reservationFields)
+    .map(
+      ([first, fields]) =>
+        `attendeeAnswers(first: ${first}) { edges { node { reservation { ${fields} } question { question } } } }`,
+    ),
 ]);
 const operation = fc.oneof(
   fc.tuple(eventId, eventFields).map(([id, fields]) => `{ event(eventId: ${id}) { ${fields} } }`),
-  fc.tuple(fc.uniqueArray(eventId, { minLength: 1 }), eventFields).map(([ids, fields]) => `{ events(eventIds: [${ids.join(', ')}]) { ${fields} } }`),
+  fc
+    .tuple(fc.uniqueArray(eventId, { minLength: 1 }), eventFields)
+    .map(([ids, fields]) => `{ events(eventIds: [${ids.join(', ')}]) { ${fields} } }`),
   eventFields.map((fields) => `{ customFields { event { ${fields} } } }`),
 );
 
@@ -264,7 +320,10 @@ describe('generated operations', () => {
   beforeAll(async () => {
     g = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
     // Custom fields of several events, so a field's event is not always the same lookup.
-    for (const id of [5002, 5003]) await g.exec(`mutation { createCustomField(input: { name: "Field of ${id}", eventId: ${id} }) { customField { customFieldId } } }`);
+    for (const id of [5002, 5003])
+      await g.exec(
+        `mutation { createCustomField(input: { name: "Field of ${id}", eventId: ${id} }) { customField { customFieldId } } }`,
+      );
   });
   afterAll(() => g.close());
 
@@ -299,12 +358,27 @@ describe('_entities', () => {
   }`);
   const refs = (count: number, make: (i: number) => object) => Array.from({ length: count }, (_, i) => make(i));
   const cases: [string, () => object[]][] = [
-    ['500 Hotel references of one event', () => refs(500, (i) => ({ __typename: 'Hotel', eventId: 5001, hotelId: 201 + (i % 14) }))],
+    [
+      '500 Hotel references of one event',
+      () => refs(500, (i) => ({ __typename: 'Hotel', eventId: 5001, hotelId: 201 + (i % 14) })),
+    ],
     ['Event references of three events', () => refs(6, (i) => ({ __typename: 'Event', eventId: 5001 + (i % 3) }))],
-    ['2 Reservation references', () => refs(2, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_001 + i }))],
-    ['10 Reservation references of a 2-page event', () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_990 + i }))],
-    ['10 Reservation references of a 26-page event', () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5001, reservationNumber: 700_001 + i }))],
-    ['Attendee references', () => refs(50, (i) => ({ __typename: 'Attendee', attendeeId: `A-${i}`, registrationEventId: 'R-1' }))],
+    [
+      '2 Reservation references',
+      () => refs(2, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_001 + i })),
+    ],
+    [
+      '10 Reservation references of a 2-page event',
+      () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5003, reservationNumber: 770_990 + i })),
+    ],
+    [
+      '10 Reservation references of a 26-page event',
+      () => refs(10, (i) => ({ __typename: 'Reservation', eventId: 5001, reservationNumber: 700_001 + i })),
+    ],
+    [
+      'Attendee references',
+      () => refs(50, (i) => ({ __typename: 'Attendee', attendeeId: `A-${i}`, registrationEventId: 'R-1' })),
+    ],
   ];
   it.each(cases)('%s: never below what they really call', async (_name, representations) => {
     const variables = { representations: representations() };

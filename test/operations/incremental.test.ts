@@ -8,10 +8,16 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
  * @defer and @stream (docs/architecture.md, "Large lists"): a walk of event 5001's 25,600 reservations as
  * one query whose edges are streamed page by page over multipart/mixed.
  */
-const WALK = '{ event(eventId: 5001) { reservations(first: 25600) { edges @stream(initialCount: 0) { cursor node { reservationNumber } } } } }';
+const WALK =
+  '{ event(eventId: 5001) { reservations(first: 25600) { edges @stream(initialCount: 0) { cursor node { reservationNumber } } } } }';
 const PAGES = 26;
 
-type Part = { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[]; incremental?: { items?: unknown[]; data?: unknown; path: (string | number)[] }[]; hasNext?: boolean };
+type Part = {
+  data?: unknown;
+  errors?: { message: string; extensions?: { code?: string } }[];
+  incremental?: { items?: unknown[]; data?: unknown; path: (string | number)[] }[];
+  hasNext?: boolean;
+};
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -79,7 +85,9 @@ describe('edges @stream', () => {
     // The page being sent and at most the one read ahead.
     expect(pagesReadAtFirstRecord).toBeLessThanOrEqual(2);
     expect(numbers).toHaveLength(25_600);
-    expect(numbers).toEqual(t.emulator.state.store.reservationsByEvent.get(5001)!.map((reservation) => reservation.reservationNumber));
+    expect(numbers).toEqual(
+      t.emulator.state.store.reservationsByEvent.get(5001)!.map((reservation) => reservation.reservationNumber),
+    );
     expect(new Set(numbers).size).toBe(numbers.length);
     expect(t.count('getreservation')).toBe(PAGES);
     expect(t.calls().length).toBeLessThanOrEqual(PAGES + 1);
@@ -120,7 +128,8 @@ describe('edges @stream', () => {
   });
 
   it('streams the edges while pageInfo, in a @defer fragment, follows once the window is read', async () => {
-    const query = '{ event(eventId: 5001) { reservations(first: 3000) { edges @stream(initialCount: 0) { node { reservationNumber } } ... @defer { pageInfo { hasNextPage endCursor } } } } }';
+    const query =
+      '{ event(eventId: 5001) { reservations(first: 3000) { edges @stream(initialCount: 0) { node { reservationNumber } } ... @defer { pageInfo { hasNextPage endCursor } } } } }';
     let records = 0;
     let pageInfo: unknown;
     for await (const { part } of parts(await send(query))) {
@@ -137,9 +146,16 @@ describe('edges @stream', () => {
   });
 
   it('allows first above 5000 only with edges @stream, and at most 100000', async () => {
-    const plain = await t.exec('{ event(eventId: 5001) { reservations(first: 25600) { edges { node { reservationNumber } } } } }');
-    expect(plain.errors?.[0]).toMatchObject({ message: expect.stringContaining('@stream'), extensions: { code: 'BAD_USER_INPUT' } });
-    const tooMany = await t.exec('{ event(eventId: 5001) { reservations(first: 100001) { edges @stream { node { reservationNumber } } } } }');
+    const plain = await t.exec(
+      '{ event(eventId: 5001) { reservations(first: 25600) { edges { node { reservationNumber } } } } }',
+    );
+    expect(plain.errors?.[0]).toMatchObject({
+      message: expect.stringContaining('@stream'),
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    const tooMany = await t.exec(
+      '{ event(eventId: 5001) { reservations(first: 100001) { edges @stream { node { reservationNumber } } } } }',
+    );
     expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(t.count('getreservation')).toBe(0);
   });
@@ -148,7 +164,10 @@ describe('edges @stream', () => {
     const strict = await startGateway({ rateLimit: false }, { QUERY_MAX_UPSTREAM_CALLS: '20' }, { shared: t.emulator });
     try {
       const answer = await strict.exec(WALK);
-      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', estimatedCalls: expect.any(Number) });
+      expect(answer.errors?.[0]?.extensions).toMatchObject({
+        code: 'QUERY_TOO_COSTLY',
+        estimatedCalls: expect.any(Number),
+      });
       expect(answer.errors?.[0]?.extensions?.estimatedCalls).toBeGreaterThanOrEqual(PAGES);
       expect(t.count('getreservation')).toBe(0);
     } finally {

@@ -1,8 +1,8 @@
-import { getIntrospectionQuery, print, type DocumentNode } from 'graphql';
+import { type DocumentNode, getIntrospectionQuery, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXAMPLE_QUERY } from '../../src/http/graphiql.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import * as operations from '../documents/generated.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { HOSTILE_DOCUMENTS } from '../helpers/hostile-documents.ts';
 
 /**
@@ -31,7 +31,9 @@ const refusedBy = async (query: string, setting: string) => {
 };
 
 describe('limits pass what clients send', () => {
-  const documents = Object.entries(operations).filter((entry): entry is [string, DocumentNode] => entry[0].endsWith('Document'));
+  const documents = Object.entries(operations).filter((entry): entry is [string, DocumentNode] =>
+    entry[0].endsWith('Document'),
+  );
 
   it.each(documents)('%s', async (_name, document) => {
     // Without variables most operations stop at their required variables; none may stop at a limit.
@@ -40,7 +42,13 @@ describe('limits pass what clients send', () => {
   });
 
   it('GraphiQL’s introspection and its opening query', async () => {
-    const introspection = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true });
+    const introspection = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+    });
     const schema = await t.exec<{ __schema: { types: unknown[] } }, never>(introspection);
     expect(schema.errors).toBeUndefined();
     expect(schema.data!.__schema.types.length).toBeGreaterThan(10);
@@ -51,7 +59,8 @@ describe('limits pass what clients send', () => {
 
 describe('each limit refuses, naming itself and its setting, before any upstream call', () => {
   it('depth (QUERY_MAX_DEPTH, 12 by default)', async () => {
-    const query = '{ event(eventId: 5001) { reservations { edges { node { attendee { reservations(eventId: 5001) { edges { node { event { reservations { edges { node { eventId } } } } } } } } } } } } }';
+    const query =
+      '{ event(eventId: 5001) { reservations { edges { node { attendee { reservations(eventId: 5001) { edges { node { event { reservations { edges { node { eventId } } } } } } } } } } } } }';
     expect(await refusedBy(query, 'QUERY_MAX_DEPTH')).toMatch(/depth limit of 12 exceeded, found 13/);
   });
 

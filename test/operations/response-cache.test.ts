@@ -15,9 +15,13 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
  * check a request must pass. Two licensees: acme (1001, events 5001–5003) and globex (2002, events
  * 6001–6002), each with a read client (-web) and a read/write client (-ops).
  */
-const as = (client: keyof typeof CLIENT_KEYS, showCost = true) => ({ authorization: `Bearer ${CLIENT_KEYS[client]}`, ...(showCost ? { 'x-show-cost': '1' } : {}) });
+const as = (client: keyof typeof CLIENT_KEYS, showCost = true) => ({
+  authorization: `Bearer ${CLIENT_KEYS[client]}`,
+  ...(showCost ? { 'x-show-cost': '1' } : {}),
+});
 type CacheExtension = { hit: boolean; didCache?: boolean; ttl?: number };
-const cacheOf = (answer: { extensions?: unknown }) => (answer.extensions as { responseCache?: CacheExtension } | undefined)?.responseCache;
+const cacheOf = (answer: { extensions?: unknown }) =>
+  (answer.extensions as { responseCache?: CacheExtension } | undefined)?.responseCache;
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -54,7 +58,9 @@ describe('a cache hit', () => {
     expect(cacheOf(globex)).toMatchObject({ hit: false });
     // Event 5001 is acme's: globex's own service answers that it has no such event.
     expect(globex.data).toEqual({ event: null });
-    expect(t.emulator.state.log.filter((entry) => entry.endpoint === 'getevent').map((entry) => entry.licensee)).toEqual(['2002']);
+    expect(
+      t.emulator.state.log.filter((entry) => entry.endpoint === 'getevent').map((entry) => entry.licensee),
+    ).toEqual(['2002']);
   });
 
   it('is never served across client scopes: a read client and a read/write client of one licensee keep their own answers', async () => {
@@ -68,7 +74,10 @@ describe('a cache hit', () => {
   it('still needs a valid credential: a request without one, or with a wrong one, is refused with 401', async () => {
     await t.exec(EVENT, undefined, as('acme-web'));
     expect((await t.exec(EVENT, undefined, { 'x-show-cost': '1' })).status).toBe(401);
-    expect((await t.exec(EVENT, undefined, { authorization: 'Bearer not-a-key-of-anyone-00000000', 'x-show-cost': '1' })).status).toBe(401);
+    expect(
+      (await t.exec(EVENT, undefined, { authorization: 'Bearer not-a-key-of-anyone-00000000', 'x-show-cost': '1' }))
+        .status,
+    ).toBe(401);
   });
 
   it('is keyed by the variables too', async () => {
@@ -82,12 +91,17 @@ describe('a cache hit', () => {
 
 describe('what is kept, and how long', () => {
   it('keeps an answer for its shortest-lived type: an event a minute, with its reservations a few seconds', async () => {
-    const withReservations = await t.exec('{ event(eventId: 5001) { name reservations(first: 2) { edges { node { reservationNumber } } } } }', undefined, as('acme-web'));
+    const withReservations = await t.exec(
+      '{ event(eventId: 5001) { name reservations(first: 2) { edges { node { reservationNumber } } } } }',
+      undefined,
+      as('acme-web'),
+    );
     expect(cacheOf(withReservations)).toEqual({ hit: false, didCache: true, ttl: DEFAULT_TTLS.Reservation });
   });
 
   it('keeps no answer with errors', async () => {
-    const query = '{ event(eventId: 5001) { name reservations(first: 1000000) { edges { node { reservationNumber } } } } }';
+    const query =
+      '{ event(eventId: 5001) { name reservations(first: 1000000) { edges { node { reservationNumber } } } } }';
     const first = await t.exec(query, undefined, as('acme-web'));
     expect(first.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(cacheOf(first)).toEqual({ hit: false, didCache: false });
@@ -133,8 +147,14 @@ describe('our own mutations', () => {
   });
 
   it.each([
-    ['an inline fragment', 'mutation { ... on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } } }'],
-    ['a fragment spread', 'mutation { ...Create } fragment Create on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } }'],
+    [
+      'an inline fragment',
+      'mutation { ... on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } } }',
+    ],
+    [
+      'a fragment spread',
+      'mutation { ...Create } fragment Create on Mutation { createCustomField(input: { name: "Seat", eventId: 5001 }) { customField { customFieldId } } }',
+    ],
   ])('are found wherever they are written: a mutation inside %s drops what it changes', async (_name, mutation) => {
     await t.exec(FIELDS, undefined, as('acme-ops'));
     expect(cacheOf(await t.exec(FIELDS, undefined, as('acme-ops')))).toEqual({ hit: true });
@@ -144,10 +164,14 @@ describe('our own mutations', () => {
     expect(cacheOf(after)).toMatchObject({ hit: false });
   });
 
-  it('leave the other licensee\'s answers alone', async () => {
+  it("leave the other licensee's answers alone", async () => {
     const globexFields = '{ event(eventId: 6001) { customFields { customFieldId } } }';
     await t.exec(globexFields, undefined, as('globex-web'));
-    await t.exec('mutation { createCustomField(input: { name: "Badge name", eventId: 5001 }) { customField { customFieldId } } }', undefined, as('acme-ops'));
+    await t.exec(
+      'mutation { createCustomField(input: { name: "Badge name", eventId: 5001 }) { customField { customFieldId } } }',
+      undefined,
+      as('acme-ops'),
+    );
     expect(cacheOf(await t.exec(globexFields, undefined, as('globex-web')))).toEqual({ hit: true });
   });
 
@@ -172,8 +196,14 @@ describe('trusted documents', () => {
 
   it('a cached answer to a trusted document is not served to the same document sent as text', async () => {
     const post = (body: object) =>
-      trusted.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-show-cost': '1' }, body: JSON.stringify(body) });
-    const byId = (await (await post({ documentId: `sha256:${hash}`, variables: { eventId: 5001 } })).json()) as { extensions?: unknown };
+      trusted.gateway.yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-show-cost': '1' },
+        body: JSON.stringify(body),
+      });
+    const byId = (await (await post({ documentId: `sha256:${hash}`, variables: { eventId: 5001 } })).json()) as {
+      extensions?: unknown;
+    };
     expect(cacheOf(byId)).toMatchObject({ didCache: true });
     const asText = await post({ query: DOCUMENT, variables: { eventId: 5001 } });
     expect(asText.status).toBe(400);
@@ -195,9 +225,15 @@ describe('settings', () => {
   it('RESPONSE_CACHE_TTLS replaces the lifetime of the types it names', async () => {
     const short = await startGateway({ rateLimit: false }, { RESPONSE_CACHE_TTLS: 'Event=1500, Hotel=0' });
     try {
-      expect(cacheOf(await short.exec(EVENT, undefined, { 'x-show-cost': '1' }))).toEqual({ hit: false, didCache: true, ttl: 1500 });
+      expect(cacheOf(await short.exec(EVENT, undefined, { 'x-show-cost': '1' }))).toEqual({
+        hit: false,
+        didCache: true,
+        ttl: 1500,
+      });
       // 0: an answer holding a hotel is never kept.
-      expect(cacheOf(await short.exec('{ event(eventId: 5001) { hotels { hotelId } } }', undefined, { 'x-show-cost': '1' }))).toEqual({ hit: false, didCache: false });
+      expect(
+        cacheOf(await short.exec('{ event(eventId: 5001) { hotels { hotelId } } }', undefined, { 'x-show-cost': '1' })),
+      ).toEqual({ hit: false, didCache: false });
     } finally {
       await short.close();
     }
@@ -206,7 +242,11 @@ describe('settings', () => {
   it.each([
     ['RESPONSE_CACHE', 'sometimes', /RESPONSE_CACHE: must be on or off/],
     ['RESPONSE_CACHE_TTLS', 'Event=soon', /RESPONSE_CACHE_TTLS: "Event=soon" must be Type=milliseconds/],
-    ['RESPONSE_CACHE_TTLS', 'Evnt=1000', /RESPONSE_CACHE_TTLS: "Evnt" is not a type whose lifetime can be set \(one of Event, Hotel/],
+    [
+      'RESPONSE_CACHE_TTLS',
+      'Evnt=1000',
+      /RESPONSE_CACHE_TTLS: "Evnt" is not a type whose lifetime can be set \(one of Event, Hotel/,
+    ],
     ['RESPONSE_CACHE_TTLS', 'Event=99999999999', /RESPONSE_CACHE_TTLS: Event=99999999999 is longer than a day/],
   ])('%s=%s is refused at start, naming the setting', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

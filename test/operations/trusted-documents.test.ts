@@ -41,7 +41,10 @@ async function post(body: object) {
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, ...((await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }) };
+  return {
+    status: res.status,
+    ...((await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }),
+  };
 }
 
 describe('trusted documents', () => {
@@ -56,23 +59,38 @@ describe('trusted documents', () => {
   it('refuses an unknown id with PERSISTED_QUERY_NOT_FOUND, before any upstream call', async () => {
     const answer = await post({ documentId: `sha256:${hex('{ events { totalCount } }')}` });
     expect(answer.status).toBe(400);
-    expect(answer.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('No trusted document has this id'), extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } })]);
+    expect(answer.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringContaining('No trusted document has this id'),
+        extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' },
+      }),
+    ]);
     expect(t.calls({ withAuthenticate: true })).toEqual([]);
   });
 
   it.each([
-    ['a document sent as text, even a trusted one', { query: EVENT, variables: { eventId: 5001 } }, /only trusted documents/],
-    ['a document as text together with its id', { query: EVENT, documentId: `sha256:${hex(EVENT)}`, variables: { eventId: 5001 } }, /only trusted documents/],
+    [
+      'a document sent as text, even a trusted one',
+      { query: EVENT, variables: { eventId: 5001 } },
+      /only trusted documents/,
+    ],
+    [
+      'a document as text together with its id',
+      { query: EVENT, documentId: `sha256:${hex(EVENT)}`, variables: { eventId: 5001 } },
+      /only trusted documents/,
+    ],
     ['neither a document nor an id', { variables: { eventId: 5001 } }, /Send the id of a trusted document/],
   ])('refuses %s with BAD_USER_INPUT, before any upstream call', async (_case, body, message) => {
     const answer = await post(body);
     expect(answer.status).toBe(400);
-    expect(answer.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'BAD_USER_INPUT' } })]);
+    expect(answer.errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'BAD_USER_INPUT' } }),
+    ]);
     expect(answer.data ?? null).toBeNull();
     expect(t.calls({ withAuthenticate: true })).toEqual([]);
   });
 
-  it('reads documentId from a GET query string too (codegen\'s client-preset sends it there)', async () => {
+  it("reads documentId from a GET query string too (codegen's client-preset sends it there)", async () => {
     const url = `http://yoga/graphql?documentId=sha256:${hex(EVENT)}&variables=${encodeURIComponent(JSON.stringify({ eventId: 5001 }))}`;
     const res = await t.gateway.yoga.fetch(url, { headers: { accept: 'application/json', 'graphql-preflight': '1' } });
     expect(res.status).toBe(200);
@@ -82,7 +100,10 @@ describe('trusted documents', () => {
   it('without the setting, runs documents sent as text as before', async () => {
     const plain = await startGateway({ rateLimit: false });
     try {
-      expect(await plain.exec(EVENT, { eventId: 5001 })).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+      expect(await plain.exec(EVENT, { eventId: 5001 })).toMatchObject({
+        status: 200,
+        data: { event: { eventId: 5001 } },
+      });
     } finally {
       await plain.close();
     }
@@ -122,7 +143,10 @@ describe('the manifest, checked at start', () => {
 
   it('stops the gateway at start with exit code 2 and the reason', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { PATH: process.env.PATH, TRUSTED_DOCUMENTS_FILE: manifestFile({ [`sha256:${hex(TYPENAME)}`]: `${TYPENAME} ` }) },
+      env: {
+        PATH: process.env.PATH,
+        TRUSTED_DOCUMENTS_FILE: manifestFile({ [`sha256:${hex(TYPENAME)}`]: `${TYPENAME} ` }),
+      },
       encoding: 'utf8',
       timeout: 30_000,
     });
@@ -142,34 +166,61 @@ describe('automatic persisted queries (no manifest)', () => {
   const send = async (body: object, client: keyof typeof CLIENT_KEYS = 'acme-web') => {
     const res = await apq.gateway.yoga.fetch('http://yoga/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${CLIENT_KEYS[client]}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${CLIENT_KEYS[client]}`,
+      },
       body: JSON.stringify(body),
     });
-    return { status: res.status, ...((await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }) };
+    return {
+      status: res.status,
+      ...((await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }),
+    };
   };
 
-  it('an unknown hash answers PERSISTED_QUERY_NOT_FOUND (what Apollo\'s link falls back on), the text with its hash runs and is kept, then the hash alone runs', async () => {
+  it("an unknown hash answers PERSISTED_QUERY_NOT_FOUND (what Apollo's link falls back on), the text with its hash runs and is kept, then the hash alone runs", async () => {
     const first = await send({ extensions: persisted(QUERY) });
-    expect(first.errors).toEqual([{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
-    expect(await send({ query: QUERY, extensions: persisted(QUERY) })).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
-    expect(await send({ extensions: persisted(QUERY) })).toMatchObject({ status: 200, data: { event: { eventId: 5001 } } });
+    expect(first.errors).toEqual([
+      { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
+    ]);
+    expect(await send({ query: QUERY, extensions: persisted(QUERY) })).toMatchObject({
+      status: 200,
+      data: { event: { eventId: 5001 } },
+    });
+    expect(await send({ extensions: persisted(QUERY) })).toMatchObject({
+      status: 200,
+      data: { event: { eventId: 5001 } },
+    });
   });
 
   it('a GET with the extension in its query string runs once the hash is known (for caching CDNs)', async () => {
     await send({ query: QUERY, extensions: persisted(QUERY) });
     const url = `http://yoga/graphql?extensions=${encodeURIComponent(JSON.stringify(persisted(QUERY)))}`;
-    const res = await apq.gateway.yoga.fetch(url, { headers: { accept: 'application/json', authorization: `Bearer ${CLIENT_KEYS['acme-web']}`, 'graphql-preflight': '1' } });
+    const res = await apq.gateway.yoga.fetch(url, {
+      headers: {
+        accept: 'application/json',
+        authorization: `Bearer ${CLIENT_KEYS['acme-web']}`,
+        'graphql-preflight': '1',
+      },
+    });
     expect(await res.json()).toEqual({ data: { event: { eventId: 5001 } } });
   });
 
-  it('keeps hashes per licensee: another licensee\'s client does not find them', async () => {
+  it("keeps hashes per licensee: another licensee's client does not find them", async () => {
     const other = 'query Other { __typename }';
     await send({ query: other, extensions: persisted(other) }, 'acme-web');
-    expect((await send({ extensions: persisted(other) }, 'globex-web')).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await send({ extensions: persisted(other) }, 'globex-web')).errors?.[0]?.extensions?.code).toBe(
+      'PERSISTED_QUERY_NOT_FOUND',
+    );
   });
 
-  it('refuses a hash that is not the text\'s, and a malformed extension, with BAD_USER_INPUT', async () => {
-    expect((await send({ query: QUERY, extensions: persisted('{ __typename }') })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect((await send({ extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  it("refuses a hash that is not the text's, and a malformed extension, with BAD_USER_INPUT", async () => {
+    expect((await send({ query: QUERY, extensions: persisted('{ __typename }') })).errors?.[0]?.extensions?.code).toBe(
+      'BAD_USER_INPUT',
+    );
+    expect(
+      (await send({ extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } })).errors?.[0]?.extensions?.code,
+    ).toBe('BAD_USER_INPUT');
   });
 });

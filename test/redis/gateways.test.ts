@@ -1,11 +1,11 @@
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
-import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
 import { sharedStores } from '../../src/upstream/stores/redis-stores.ts';
 import { QuestionsDocument, SaveEventQuestionDocument } from '../documents/generated.ts';
-import { print } from 'graphql';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();
@@ -23,7 +23,12 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     for (let n = 0; n < 2; n++) {
       const connection = await openRedis(config.redis!);
       const stores = await sharedStores(connection, { windowMs: 60_000, timeoutMs: 5_000, fallbackShare: 1 / 3 });
-      replicas.push({ gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, { shared: { redis: connection, stores } }), connection });
+      replicas.push({
+        gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, {
+          shared: { redis: connection, stores },
+        }),
+        connection,
+      });
     }
   });
   afterAll(async () => {
@@ -41,7 +46,10 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ query: print(document), variables }),
     });
-    return (await res.json()) as { data?: { event?: { questions: { questionId: number; question: string }[] } }; errors?: unknown[] };
+    return (await res.json()) as {
+      data?: { event?: { questions: { questionId: number; question: string }[] } };
+      errors?: unknown[];
+    };
   };
   const calls = (endpoint: string) => emulator.state.log.filter((entry) => entry.endpoint === endpoint).length;
 
@@ -54,10 +62,14 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     await exec(0, QuestionsDocument, { eventId: 5001 });
     expect(calls('geteventquestions')).toBe(reads);
 
-    const saved = await exec(0, SaveEventQuestionDocument, { input: { eventId: 5001, questionId: 77, question: 'Shuttle from the airport?', type: 'TEXT_AREA', enabled: true } });
+    const saved = await exec(0, SaveEventQuestionDocument, {
+      input: { eventId: 5001, questionId: 77, question: 'Shuttle from the airport?', type: 'TEXT_AREA', enabled: true },
+    });
     expect(saved.errors).toBeUndefined();
     const after = await exec(1, QuestionsDocument, { eventId: 5001 });
-    expect(after.data!.event!.questions).toContainEqual(expect.objectContaining({ questionId: 77, question: 'Shuttle from the airport?' }));
+    expect(after.data!.event!.questions).toContainEqual(
+      expect.objectContaining({ questionId: 77, question: 'Shuttle from the airport?' }),
+    );
     // One authenticate for both replicas.
     expect(calls('authenticate')).toBe(1);
   });

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
 import { RedisFanout } from '../../src/redis/fanout.ts';
 import { RedisLease } from '../../src/redis/lease.ts';
-import { findRedisServer, redisServerOrSkip, REDIS_INSTALL_HINT, startRedis, type TestRedis } from '../helpers/redis.ts';
+import {
+  findRedisServer,
+  REDIS_INSTALL_HINT,
+  redisServerOrSkip,
+  startRedis,
+  type TestRedis,
+} from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -14,7 +20,10 @@ describe.skipIf(!serverPath)('Redis lease and fan-out', () => {
 
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
-    [a, b] = await Promise.all([openRedis({ url: redis.url, prefix: 'lease:' }), openRedis({ url: redis.url, prefix: 'lease:' })]);
+    [a, b] = await Promise.all([
+      openRedis({ url: redis.url, prefix: 'lease:' }),
+      openRedis({ url: redis.url, prefix: 'lease:' }),
+    ]);
   });
   afterAll(async () => {
     await a?.close();
@@ -50,8 +59,12 @@ describe.skipIf(!serverPath)('Redis lease and fan-out', () => {
 
   it('a message published on one replica reaches the subscribers of every replica, until they unsubscribe', async () => {
     const heard: string[] = [];
-    const onA = await new RedisFanout<{ n: number }>(a, 'changes:1001:5002').subscribe((m) => void heard.push(`A${m.n}`));
-    const onB = await new RedisFanout<{ n: number }>(b, 'changes:1001:5002').subscribe((m) => void heard.push(`B${m.n}`));
+    const onA = await new RedisFanout<{ n: number }>(a, 'changes:1001:5002').subscribe(
+      (m) => void heard.push(`A${m.n}`),
+    );
+    const onB = await new RedisFanout<{ n: number }>(b, 'changes:1001:5002').subscribe(
+      (m) => void heard.push(`B${m.n}`),
+    );
     const publisher = new RedisFanout<{ n: number }>(a, 'changes:1001:5002');
     await publisher.publish({ n: 1 });
     await until(async () => heard.length === 2);
@@ -69,7 +82,9 @@ describe('finding redis-server', () => {
     const none = { PATH: '/nonexistent' };
     expect(findRedisServer(none)).toBeUndefined();
     expect(redisServerOrSkip(none)).toBeUndefined();
-    expect(() => redisServerOrSkip({ ...none, REQUIRE_REDIS: '1' })).toThrow(`REQUIRE_REDIS=1 but ${REDIS_INSTALL_HINT}`);
+    expect(() => redisServerOrSkip({ ...none, REQUIRE_REDIS: '1' })).toThrow(
+      `REQUIRE_REDIS=1 but ${REDIS_INSTALL_HINT}`,
+    );
     expect(REDIS_INSTALL_HINT).toContain('apt-get install redis-server');
   });
 });

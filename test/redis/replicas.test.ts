@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import type { LogEntry } from '../../src/emulator/state.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { post, startThreeReplicas, type Answer, type Replica } from '../helpers/replicas.ts';
+import { type Answer, post, type Replica, startThreeReplicas } from '../helpers/replicas.ts';
 import { until } from '../helpers/subscriptions.ts';
 
 const serverPath = redisServerOrSkip();
@@ -13,7 +13,8 @@ const LIMIT = 60;
 const WINDOW_MS = 4_000;
 /** What the three replicas may send together per window: the limit less the 5 % margin. */
 const BUDGET = Math.floor(LIMIT * 0.95);
-const RESERVATION = 'query ($n: Int!) { event(eventId: 5002) { reservation(reservationNumber: $n) { reservationNumber } } }';
+const RESERVATION =
+  'query ($n: Int!) { event(eventId: 5002) { reservation(reservationNumber: $n) { reservationNumber } } }';
 
 /** Three gateway processes on one Redis and one emulator behave as one budget and one token. */
 describe.skipIf(!serverPath)('three replicas on one Redis', () => {
@@ -99,13 +100,25 @@ describe.skipIf(!serverPath)('three replicas on one Redis', () => {
 
     expectOnlyDataOrRateLimited(answers);
     for (const replica of replicas) {
-      const redisLines = replica.output().split('\n').filter((line) => line.includes('Redis')).join('\n');
+      const redisLines = replica
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('Redis'))
+        .join('\n');
       expect(replica.output().match(/Redis unreachable/g), redisLines).toHaveLength(1);
       expect(replica.output().match(/Redis reachable again/g), redisLines).toHaveLength(1);
     }
     // While Redis was away, each replica kept to its share (1/3 of the budget) in every window.
-    const away = emulator.state.log.filter((entry) => Date.parse(entry.at) > stoppedAt + 100 && Date.parse(entry.at) < startedAt);
-    for (const n of [1, 2, 3]) expect(busiest(away.filter((entry) => entry.userAgent === `replica-${n}`), WINDOW_MS)).toBeLessThanOrEqual(Math.floor(BUDGET / 3));
+    const away = emulator.state.log.filter(
+      (entry) => Date.parse(entry.at) > stoppedAt + 100 && Date.parse(entry.at) < startedAt,
+    );
+    for (const n of [1, 2, 3])
+      expect(
+        busiest(
+          away.filter((entry) => entry.userAgent === `replica-${n}`),
+          WINDOW_MS,
+        ),
+      ).toBeLessThanOrEqual(Math.floor(BUDGET / 3));
     expect(emulator.state.log.filter((entry) => entry.endpoint === 'authenticate')).toHaveLength(1);
   }, 60_000);
 });
@@ -131,7 +144,8 @@ describe.skipIf(!serverPath)('a replica whose Redis cannot be reached at start',
 function expectOnlyDataOrRateLimited(answers: Answer[]): void {
   expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
   const failures = answers.flatMap((answer) => answer.body.errors ?? []);
-  for (const error of failures) expect(error.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
+  for (const error of failures)
+    expect(error.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
 }
 
 /** The most calls the log holds inside any rolling window. */

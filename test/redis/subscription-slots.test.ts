@@ -13,7 +13,10 @@ describe.skipIf(!serverPath)('subscription slots on Redis', () => {
   let b: RedisConnection;
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
-    [a, b] = await Promise.all([openRedis({ url: redis.url, prefix: 'slots:' }), openRedis({ url: redis.url, prefix: 'slots:' })]);
+    [a, b] = await Promise.all([
+      openRedis({ url: redis.url, prefix: 'slots:' }),
+      openRedis({ url: redis.url, prefix: 'slots:' }),
+    ]);
   });
   afterAll(async () => {
     await a?.close();

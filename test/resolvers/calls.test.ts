@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { globalId } from '../helpers/global-id.ts';
 import {
   EventHotelsDocument,
   EventTwiceMoreDocument,
@@ -10,6 +8,8 @@ import {
   ReservationsWithHotelsDocument,
   ReservationWindowDocument,
 } from '../documents/generated.ts';
+import { readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { globalId } from '../helpers/global-id.ts';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -32,7 +32,12 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     expect(res.data!.event!.hotels.length).toBeGreaterThan(10);
     expect(res.data!.event!.first!.name).toBe(res.data!.event!.hotels.find((h) => h.hotelId === 201)!.name);
     expect(res.data!.event!.second!.partnerHotelId).toBe('PX-202');
-    expect(t.calls().map((c) => c.endpoint).sort()).toEqual(['getevent', 'gethotels']);
+    expect(
+      t
+        .calls()
+        .map((c) => c.endpoint)
+        .sort(),
+    ).toEqual(['getevent', 'gethotels']);
   });
 
   it('reservations(first: 2500) with hotel { name } on each node: 3 getreservation, 1 gethotels', async () => {
@@ -42,7 +47,9 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     expect(edges).toHaveLength(2500);
     expect(edges.every((e) => e.node.hotel?.name)).toBe(true);
     const calls = t.calls();
-    expect(calls.filter((c) => c.endpoint === 'getreservation').map((c) => c.params.page)).toEqual(expect.arrayContaining(['1', '2', '3']));
+    expect(calls.filter((c) => c.endpoint === 'getreservation').map((c) => c.params.page)).toEqual(
+      expect.arrayContaining(['1', '2', '3']),
+    );
     expect(calls.filter((c) => c.endpoint === 'getreservation')).toHaveLength(3);
     expect(calls.filter((c) => c.endpoint === 'gethotels')).toHaveLength(1);
   });
@@ -54,29 +61,54 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     const upstream = t.calls().filter((c) => c.endpoint !== 'getevent');
     expect(upstream.length).toBeLessThanOrEqual(3);
     // Only the count is read: the page count and the last page; no window is fetched.
-    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual(['getreservation 26', 'getreservationpagecount ']);
+    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual([
+      'getreservation 26',
+      'getreservationpagecount ',
+    ]);
   });
 
   it('reservations(first: 10) with totalCount and edges: page count, last page, first page', async () => {
     const res = await t.exec(ReservationWindowDocument, { eventId: 5001, first: 10 });
     expect(res.data!.event!.reservations.edges).toHaveLength(10);
     const upstream = t.calls().filter((c) => c.endpoint !== 'getevent');
-    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual(['getreservation 1', 'getreservation 26', 'getreservationpagecount ']);
+    expect(upstream.map((c) => `${c.endpoint} ${c.params.page ?? ''}`).sort()).toEqual([
+      'getreservation 1',
+      'getreservation 26',
+      'getreservationpagecount ',
+    ]);
   });
 
   it('a filtered list that fits one page: totalCount costs no call beyond that page', async () => {
-    const res = await t.exec(ReservationWindowDocument, { eventId: 5001, first: 10, filter: { reservationStatus: 'DECLINED', hotelId: 203 } });
-    const expected = t.emulator.state.store.reservationsByEvent.get(5001)!.filter((r) => r.status === 'declined' && r.hotelId === 203).length;
+    const res = await t.exec(ReservationWindowDocument, {
+      eventId: 5001,
+      first: 10,
+      filter: { reservationStatus: 'DECLINED', hotelId: 203 },
+    });
+    const expected = t.emulator.state.store.reservationsByEvent
+      .get(5001)!
+      .filter((r) => r.status === 'declined' && r.hotelId === 203).length;
     expect(expected).toBeLessThan(1000);
     expect(res.data!.event!.reservations.totalCount).toBe(expected);
-    expect(t.calls().map((c) => c.endpoint).sort()).toEqual(['getevent', 'getreservation']);
+    expect(
+      t
+        .calls()
+        .map((c) => c.endpoint)
+        .sort(),
+    ).toEqual(['getevent', 'getreservation']);
   });
 
   it('reservations selecting only reservationNumber and status: no detail flag is sent', async () => {
     const res = await t.exec(ReservationNumbersDocument, { eventId: 5001, first: 20 });
     expect(res.errors).toBeUndefined();
     const [call] = t.calls().filter((c) => c.endpoint === 'getreservation');
-    for (const flag of ['fullContactInfo', 'detailedEventInfo', 'detailedHotelInfo', 'detailedSubBlockInfo', 'customField', 'partnerview']) {
+    for (const flag of [
+      'fullContactInfo',
+      'detailedEventInfo',
+      'detailedHotelInfo',
+      'detailedSubBlockInfo',
+      'customField',
+      'partnerview',
+    ]) {
       expect(call!.params[flag]).toBeUndefined();
     }
   });
@@ -85,7 +117,13 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     const store = t.emulator.state.store;
     const code = store.groupCodesByEvent.get(5001)![0]!.groupCode;
     const nodeId = globalId('Event:5001');
-    const res = await t.exec(EverythingDocument, { eventId: 5001, hotelId: 202, reservationNumber: 700_004, groupCode: code, nodeId });
+    const res = await t.exec(EverythingDocument, {
+      eventId: 5001,
+      hotelId: 202,
+      reservationNumber: 700_004,
+      groupCode: code,
+      nodeId,
+    });
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     const e = res.data!.event!;
     expect(e.reservations.edges).toHaveLength(10);
@@ -100,7 +138,15 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     const twice = [...seen].filter(([, n]) => n > 1);
     expect(twice).toEqual([]);
     // Detail flags follow the selection: here contact address fields, subBlock and customFieldValues.
-    const page = t.calls().find((c) => c.endpoint === 'getreservation' && c.params.page === '1' && !c.params.reservationNumber && !c.params.attendeeId)!;
+    const page = t
+      .calls()
+      .find(
+        (c) =>
+          c.endpoint === 'getreservation' &&
+          c.params.page === '1' &&
+          !c.params.reservationNumber &&
+          !c.params.attendeeId,
+      )!;
     expect(page.params).toMatchObject({ fullContactInfo: 'true', detailedSubBlockInfo: 'true', customField: 'true' });
     expect(page.params.detailedHotelInfo).toBeUndefined();
   });

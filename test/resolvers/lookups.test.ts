@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { createLogger } from '../../src/observability/logger.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/gateway.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import { EventPageDocument, NodeLookupDocument, ReservationDetailDocument } from '../documents/generated.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { globalId } from '../helpers/global-id.ts';
 
 describe('lookups and errors', () => {
@@ -16,7 +16,9 @@ describe('lookups and errors', () => {
   afterAll(() => t.close());
 
   it('a lookup of one missing thing is null, not an error', async () => {
-    const res = await t.exec('{ event(eventId: 6001) { name hotel(hotelId: 1) { name } } other: event(eventId: 5001) { hotel(hotelId: 1) { name } reservation(reservationNumber: 1) { status } } }');
+    const res = await t.exec(
+      '{ event(eventId: 6001) { name hotel(hotelId: 1) { name } } other: event(eventId: 5001) { hotel(hotelId: 1) { name } reservation(reservationNumber: 1) { status } } }',
+    );
     expect(res.errors).toBeUndefined();
     expect(res.data).toEqual({ event: null, other: { hotel: null, reservation: null } });
   });
@@ -32,19 +34,41 @@ describe('lookups and errors', () => {
   });
 
   it('answers a client’s mistakes with 4xx or coded errors, never 500', async () => {
-    const cases = ['{ event(eventId: "x") { name } }', '{ event { name } }', '{ nope }', '{ event(eventId: 5001) { name ', '{ events(eventIds: [' + Array.from({ length: 101 }, (_, i) => i).join(',') + ']) { name } }'];
+    const cases = [
+      '{ event(eventId: "x") { name } }',
+      '{ event { name } }',
+      '{ nope }',
+      '{ event(eventId: 5001) { name ',
+      '{ events(eventIds: [' + Array.from({ length: 101 }, (_, i) => i).join(',') + ']) { name } }',
+    ];
     for (const query of cases) {
       const res = await t.exec(query);
       expect(res.status).toBeLessThan(500);
       expect(res.errors?.length).toBeGreaterThan(0);
       expect(res.errors![0]!.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
     }
-    const res = await t.gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":' });
+    const res = await t.gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":',
+    });
     expect(res.status).toBe(400);
   });
 
   it('reports a service that is down as UPSTREAM_UNAVAILABLE', async () => {
-    t.emulator.state.faults.set({ rules: [{ endpoint: 'getgroupcodes', latencyMs: 0, errorRate: 1, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0 }] });
+    t.emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'getgroupcodes',
+          latencyMs: 0,
+          errorRate: 1,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
     try {
       const res = await t.exec('{ event(eventId: 5003) { name groupCodes { code } } }');
       expect(res.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
@@ -57,9 +81,19 @@ describe('lookups and errors', () => {
 
 describe('RATE_LIMITED', () => {
   it('a call the budget cannot serve before its deadline fails with retryAfterSeconds', async () => {
-    const t = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '3', UPSTREAM_RATE_MARGIN: '0', UPSTREAM_RATE_WINDOW_MS: '30000', UPSTREAM_DEADLINE_MS: '500' });
+    const t = await startGateway(
+      { rateLimit: false },
+      {
+        UPSTREAM_RATE_LIMIT: '3',
+        UPSTREAM_RATE_MARGIN: '0',
+        UPSTREAM_RATE_WINDOW_MS: '30000',
+        UPSTREAM_DEADLINE_MS: '500',
+      },
+    );
     try {
-      const res = await t.exec('{ a: event(eventId: 5001) { name } b: event(eventId: 5002) { name } c: event(eventId: 5003) { name } }');
+      const res = await t.exec(
+        '{ a: event(eventId: 5001) { name } b: event(eventId: 5002) { name } c: event(eventId: 5003) { name } }',
+      );
       const limited = res.errors?.find((e) => e.extensions?.code === 'RATE_LIMITED');
       expect(limited).toBeDefined();
       expect(limited!.extensions!.retryAfterSeconds).toBeGreaterThanOrEqual(25);
@@ -82,21 +116,49 @@ describe('secrets and personal data', () => {
   it('never puts a key or token in a response or a log line, and redacts personal data in logs', async () => {
     let logged = '';
     const sink = new Writable({ write: (chunk, _enc, done) => ((logged += chunk.toString()), done()) });
-    const config = loadConfig({ LOG_LEVEL: 'trace', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const config = loadConfig({
+      LOG_LEVEL: 'trace',
+      UPSTREAM_BASE_URL: emulator.url,
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    });
     const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, createLoggerTo(sink));
     const exec = async (query: string, variables?: object) =>
-      (await gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) })).text();
+      (
+        await gateway.yoga.fetch('http://yoga/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query, variables }),
+        })
+      ).text();
     const bodies = [
-      await exec('{ event(eventId: 5002) { name reservations(first: 3) { edges { node { contact { email firstName } } } } } }'),
-      await exec('mutation { upsertAttendee(input: { attendeeId: "A", registrationEventId: "R", email: "grace@example.com", country: "Nowhere" }) { created } }'),
+      await exec(
+        '{ event(eventId: 5002) { name reservations(first: 3) { edges { node { contact { email firstName } } } } } }',
+      ),
+      await exec(
+        'mutation { upsertAttendee(input: { attendeeId: "A", registrationEventId: "R", email: "grace@example.com", country: "Nowhere" }) { created } }',
+      ),
     ];
     emulator.state.revokeTokens();
     emulator.state.variations = { errorWith200: 'error' };
     bodies.push(await exec('{ event(eventId: 4242) { name } }'));
     emulator.state.variations = {};
-    const badConfig = loadConfig({ LOG_LEVEL: 'trace', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'very-secret-key-42', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const badConfig = loadConfig({
+      LOG_LEVEL: 'trace',
+      UPSTREAM_BASE_URL: emulator.url,
+      UPSTREAM_KEY: 'very-secret-key-42',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    });
     const bad = createGateway({ ...badConfig, upstreamBaseUrl: emulator.url }, createLoggerTo(sink));
-    bodies.push(await (await bad.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) })).text());
+    bodies.push(
+      await (
+        await bad.yoga.fetch('http://yoga/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }),
+        })
+      ).text(),
+    );
     await gateway.close();
     await bad.close();
     // Tokens are opaque: any 32-character base64url run would be one.

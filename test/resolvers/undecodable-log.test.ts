@@ -12,7 +12,9 @@ describe('a reservation without a readable number', () => {
     ];
     const page = LazyList.of(raw, (value) => {
       const record = value as { reservationNumber?: number };
-      return typeof record.reservationNumber === 'number' ? { ...record, reservationNumber: record.reservationNumber, rooms: [], raw: value } : null;
+      return typeof record.reservationNumber === 'number'
+        ? { ...record, reservationNumber: record.reservationNumber, rooms: [], raw: value }
+        : null;
     });
     const logged: [object, string][] = [];
     const ctx = {
@@ -25,7 +27,11 @@ describe('a reservation without a readable number', () => {
     const edges = await connection.edges;
     expect(edges.map((e) => e.node.reservationNumber)).toEqual([700_001, 700_003]);
     // A second window of the same request (an alias) reads the same page: no second report.
-    expect((await listReservations(ctx, 5001, null, {}, { first: 2 }).edges).map((e) => e.node.reservationNumber)).toEqual([700_001]);
-    expect(logged).toEqual([[{ endpoint: 'getreservation', eventId: 5001, positions: [1] }, 'reservations without a readable number skipped']]);
+    expect(
+      (await listReservations(ctx, 5001, null, {}, { first: 2 }).edges).map((e) => e.node.reservationNumber),
+    ).toEqual([700_001]);
+    expect(logged).toEqual([
+      [{ endpoint: 'getreservation', eventId: 5001, positions: [1] }, 'reservations without a readable number skipped'],
+    ]);
   });
 });

@@ -1,5 +1,13 @@
 import SchemaBuilder from '@pothos/core';
-import { buildSchema, GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type FieldNode, type OperationDefinitionNode } from 'graphql';
+import {
+  buildSchema,
+  type FieldNode,
+  GraphQLInt,
+  GraphQLObjectType,
+  GraphQLSchema,
+  type OperationDefinitionNode,
+  parse,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { costs, costsNothing, fieldsWithoutCost, oncePerEvent, ruleOf } from '../../src/schema/cost.ts';
 import { schema } from '../../src/schema/index.ts';
@@ -12,10 +20,15 @@ describe('declared upstream costs', () => {
   });
 
   it('names each field of a schema that declares none, and no other', () => {
-    const scratch = buildSchema('type Query { thing: Thing } type Thing { a: Int b: String } interface Named { name: String } input Filter { x: Int }');
+    const scratch = buildSchema(
+      'type Query { thing: Thing } type Thing { a: Int b: String } interface Named { name: String } input Filter { x: Int }',
+    );
     expect(fieldsWithoutCost(scratch)).toEqual(['Query.thing', 'Thing.a', 'Thing.b']);
 
-    const Thing = new GraphQLObjectType({ name: 'Thing', fields: { declared: { type: GraphQLInt, ...costsNothing }, forgotten: { type: GraphQLInt } } });
+    const Thing = new GraphQLObjectType({
+      name: 'Thing',
+      fields: { declared: { type: GraphQLInt, ...costsNothing }, forgotten: { type: GraphQLInt } },
+    });
     const query = new GraphQLObjectType({ name: 'Query', fields: { thing: { type: Thing, ...costs(oncePerEvent) } } });
     expect(fieldsWithoutCost(new GraphQLSchema({ query }))).toEqual(['Thing.forgotten']);
   });
@@ -35,8 +48,12 @@ describe('declared upstream costs', () => {
   });
 
   it('counts every mutation field as at least one write', () => {
-    const field = (parse('mutation { m }').definitions[0] as OperationDefinitionNode).selectionSet.selections[0] as FieldNode;
-    const writes = Object.values(schema.getMutationType()!.getFields()).map((f) => [f.name, ruleOf(f)?.({ records: 1, events: 1 }, {}, field, { fragments: {}, variables: {} }).calls]);
+    const field = (parse('mutation { m }').definitions[0] as OperationDefinitionNode).selectionSet
+      .selections[0] as FieldNode;
+    const writes = Object.values(schema.getMutationType()!.getFields()).map((f) => [
+      f.name,
+      ruleOf(f)?.({ records: 1, events: 1 }, {}, field, { fragments: {}, variables: {} }).calls,
+    ]);
     expect(writes.length).toBeGreaterThan(0);
     for (const [name, calls] of writes) expect(calls, String(name)).toBeGreaterThanOrEqual(1);
   });

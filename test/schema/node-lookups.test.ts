@@ -11,7 +11,10 @@ beforeEach(() => readyToCount(t));
 
 /** An id of licensee 1001, the gateway's own, so that what is tested is the part after the licensee check. */
 const id = (text: string) => globalId(text);
-const node = (globalId: string) => t.exec<{ node: { __typename: string } | null }, { id: string }>('query ($id: ID!) { node(id: $id) { __typename } }', { id: globalId });
+const node = (globalId: string) =>
+  t.exec<{ node: { __typename: string } | null }, { id: string }>('query ($id: ID!) { node(id: $id) { __typename } }', {
+    id: globalId,
+  });
 
 describe('node and nodes with ids that name nothing (fault: a malformed id answered INTERNAL_SERVER_ERROR)', () => {
   it.each([
@@ -64,7 +67,14 @@ describe('events(eventIds) (fault: ids were checked one by one after earlier one
 });
 
 describe('every type with an identity is a Node (GroupCode, EventQuestion, CustomField, Attendee)', () => {
-  type Listed = { event: { groupCodes: { id: string; code: string }[]; questions: { id: string; questionId: number }[]; reservations: { edges: { node: { attendee: { id: string; attendeeId: string } | null } }[] } }; customFields: { id: string; customFieldId: number }[] };
+  type Listed = {
+    event: {
+      groupCodes: { id: string; code: string }[];
+      questions: { id: string; questionId: number }[];
+      reservations: { edges: { node: { attendee: { id: string; attendeeId: string } | null } }[] };
+    };
+    customFields: { id: string; customFieldId: number }[];
+  };
   const listed = async () => {
     const res = await t.exec<Listed, undefined>(
       '{ event(eventId: 5001) { groupCodes { id code } questions { id questionId } reservations(first: 50) { edges { node { attendee { id attendeeId } } } } } customFields(eventId: 5001) { id customFieldId } }',
@@ -87,7 +97,11 @@ describe('every type with an identity is a Node (GroupCode, EventQuestion, Custo
     expect(attendee).toBeDefined();
     const cases: [string, Record<string, unknown>, string[]][] = [
       [code.id, { __typename: 'GroupCode', id: code.id, code: code.code }, ['getgroupcodes']],
-      [question.id, { __typename: 'EventQuestion', id: question.id, questionId: question.questionId }, ['geteventquestions']],
+      [
+        question.id,
+        { __typename: 'EventQuestion', id: question.id, questionId: question.questionId },
+        ['geteventquestions'],
+      ],
       [field.id, { __typename: 'CustomField', id: field.id, customFieldId: field.customFieldId }, ['getcustomfields']],
       // The service has no attendee read: the id is the whole identity.
       [attendee.id, { __typename: 'Attendee', id: attendee.id, attendeeId: attendee.attendeeId }, []],
@@ -104,7 +118,10 @@ describe('every type with an identity is a Node (GroupCode, EventQuestion, Custo
   it('nodes(ids:) answers them in order, with null for one that does not exist', async () => {
     const data = await listed();
     const ids = [data.event.groupCodes[0]!.id, id('GroupCode:5001:NO-SUCH-CODE'), data.customFields[0]!.id];
-    const res = await t.exec<{ nodes: ({ __typename: string } | null)[] }, { ids: string[] }>('query ($ids: [ID!]!) { nodes(ids: $ids) { __typename } }', { ids });
+    const res = await t.exec<{ nodes: ({ __typename: string } | null)[] }, { ids: string[] }>(
+      'query ($ids: [ID!]!) { nodes(ids: $ids) { __typename } }',
+      { ids },
+    );
     expect(res.errors).toBeUndefined();
     expect(res.data?.nodes).toEqual([{ __typename: 'GroupCode' }, null, { __typename: 'CustomField' }]);
   });
@@ -113,7 +130,10 @@ describe('every type with an identity is a Node (GroupCode, EventQuestion, Custo
     const data = await listed();
     const question = data.event.questions[0]!;
     const legacy = Buffer.from(`EventQuestion:5001:${question.questionId}@1001`).toString('base64url');
-    expect((await nodeOf(legacy)).data?.node).toMatchObject({ __typename: 'EventQuestion', questionId: question.questionId });
+    expect((await nodeOf(legacy)).data?.node).toMatchObject({
+      __typename: 'EventQuestion',
+      questionId: question.questionId,
+    });
   });
 
   it.each([
@@ -138,6 +158,10 @@ describe('every type with an identity is a Node (GroupCode, EventQuestion, Custo
     );
     expect(res.errors).toBeUndefined();
     const res2 = await nodeOf(res.data!.upsertAttendee.attendee.id);
-    expect(res2.data?.node).toEqual({ __typename: 'Attendee', id: res.data!.upsertAttendee.attendee.id, attendeeId: 'a:b@c' });
+    expect(res2.data?.node).toEqual({
+      __typename: 'Attendee',
+      id: res.data!.upsertAttendee.attendee.id,
+      attendeeId: 'a:b@c',
+    });
   });
 });

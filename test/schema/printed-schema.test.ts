@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import {
   astFromValue,
   buildSchema,
-  print,
   type GraphQLInputType,
+  type GraphQLNamedType,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
@@ -11,7 +11,7 @@ import {
   isObjectType,
   isScalarType,
   isSpecifiedScalarType,
-  type GraphQLNamedType,
+  print,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.ts';
@@ -31,7 +31,8 @@ const literal = (value: unknown, type: GraphQLInputType) => {
   return ast ? print(ast) : 'null';
 };
 
-const ownTypes = (s: typeof schema) => Object.values(s.getTypeMap()).filter((t) => !isIntrospectionType(t) && !isSpecifiedScalarType(t));
+const ownTypes = (s: typeof schema) =>
+  Object.values(s.getTypeMap()).filter((t) => !isIntrospectionType(t) && !isSpecifiedScalarType(t));
 
 describe('schema.graphql', () => {
   it('is what npm run codegen prints from src/schema', () => {
@@ -41,7 +42,6 @@ describe('schema.graphql', () => {
 });
 
 describe('the public contract', () => {
-
   it('holds every type, field, argument, enum value and input field with the contract’s names and nullability', () => {
     const missing: string[] = [];
     for (const want of ownTypes(contract)) {
@@ -51,9 +51,11 @@ describe('the public contract', () => {
         missing.push(`type ${want.name}`);
         continue;
       }
-      if (have.constructor !== want.constructor) missing.push(`${want.name} is a ${have.constructor.name}, not a ${want.constructor.name}`);
+      if (have.constructor !== want.constructor)
+        missing.push(`${want.name} is a ${have.constructor.name}, not a ${want.constructor.name}`);
       if ((isObjectType(want) || isInterfaceType(want)) && (isObjectType(have) || isInterfaceType(have))) {
-        for (const i of want.getInterfaces()) if (!have.getInterfaces().some((x) => x.name === i.name)) missing.push(`${want.name} implements ${i.name}`);
+        for (const i of want.getInterfaces())
+          if (!have.getInterfaces().some((x) => x.name === i.name)) missing.push(`${want.name} implements ${i.name}`);
         const fields = have.getFields();
         for (const field of Object.values(want.getFields())) {
           const mine = fields[field.name];
@@ -61,16 +63,25 @@ describe('the public contract', () => {
             missing.push(`${want.name}.${field.name}`);
             continue;
           }
-          if (String(mine.type) !== String(field.type)) missing.push(`${want.name}.${field.name}: ${mine.type} instead of ${field.type}`);
+          if (String(mine.type) !== String(field.type))
+            missing.push(`${want.name}.${field.name}: ${mine.type} instead of ${field.type}`);
           for (const arg of field.args) {
             const a = mine.args.find((x) => x.name === arg.name);
             if (!a) missing.push(`${want.name}.${field.name}(${arg.name})`);
-            else if (String(a.type) !== String(arg.type)) missing.push(`${want.name}.${field.name}(${arg.name}): ${a.type} instead of ${arg.type}`);
-            else if (arg.defaultValue !== undefined && literal(a.defaultValue, a.type) !== literal(arg.defaultValue, arg.type)) {
-              missing.push(`${want.name}.${field.name}(${arg.name}) default ${literal(a.defaultValue, a.type)} instead of ${literal(arg.defaultValue, arg.type)}`);
+            else if (String(a.type) !== String(arg.type))
+              missing.push(`${want.name}.${field.name}(${arg.name}): ${a.type} instead of ${arg.type}`);
+            else if (
+              arg.defaultValue !== undefined &&
+              literal(a.defaultValue, a.type) !== literal(arg.defaultValue, arg.type)
+            ) {
+              missing.push(
+                `${want.name}.${field.name}(${arg.name}) default ${literal(a.defaultValue, a.type)} instead of ${literal(arg.defaultValue, arg.type)}`,
+              );
             }
           }
-          for (const a of mine.args) if (!field.args.some((x) => x.name === a.name) && String(a.type).endsWith('!')) missing.push(`${want.name}.${field.name}(${a.name}) is required but not in the contract`);
+          for (const a of mine.args)
+            if (!field.args.some((x) => x.name === a.name) && String(a.type).endsWith('!'))
+              missing.push(`${want.name}.${field.name}(${a.name}) is required but not in the contract`);
         }
       }
       if (isInputObjectType(want) && isInputObjectType(have)) {
@@ -78,9 +89,12 @@ describe('the public contract', () => {
         for (const field of Object.values(want.getFields())) {
           const mine = fields[field.name];
           if (!mine) missing.push(`${want.name}.${field.name}`);
-          else if (String(mine.type) !== String(field.type)) missing.push(`${want.name}.${field.name}: ${mine.type} instead of ${field.type}`);
+          else if (String(mine.type) !== String(field.type))
+            missing.push(`${want.name}.${field.name}: ${mine.type} instead of ${field.type}`);
         }
-        for (const mine of Object.values(fields)) if (!want.getFields()[mine.name] && String(mine.type).endsWith('!')) missing.push(`${want.name}.${mine.name} is required but not in the contract`);
+        for (const mine of Object.values(fields))
+          if (!want.getFields()[mine.name] && String(mine.type).endsWith('!'))
+            missing.push(`${want.name}.${mine.name} is required but not in the contract`);
       }
       if (isEnumType(want) && isEnumType(have)) {
         expect(have.getValues().map((v) => v.name)).toEqual(want.getValues().map((v) => v.name));
@@ -96,11 +110,15 @@ describe('the public contract', () => {
       if (isObjectType(type) || isInterfaceType(type)) {
         for (const field of Object.values(type.getFields())) {
           if (!field.description) undescribed.push(`${type.name}.${field.name}`);
-          for (const arg of field.args) if (!arg.description) undescribed.push(`${type.name}.${field.name}(${arg.name})`);
+          for (const arg of field.args)
+            if (!arg.description) undescribed.push(`${type.name}.${field.name}(${arg.name})`);
         }
       }
-      if (isInputObjectType(type)) for (const field of Object.values(type.getFields())) if (!field.description) undescribed.push(`${type.name}.${field.name}`);
-      if (isEnumType(type)) for (const value of type.getValues()) if (!value.description) undescribed.push(`${type.name}.${value.name}`);
+      if (isInputObjectType(type))
+        for (const field of Object.values(type.getFields()))
+          if (!field.description) undescribed.push(`${type.name}.${field.name}`);
+      if (isEnumType(type))
+        for (const value of type.getValues()) if (!value.description) undescribed.push(`${type.name}.${value.name}`);
       if (isScalarType(type) && !type.description) undescribed.push(type.name);
     }
     expect(undescribed).toEqual([]);

@@ -43,12 +43,14 @@ export function recordResponse(response: Response): void {
     );
 }
 
-const isServerResponse = (value: unknown): value is ServerResponse => typeof value === 'object' && value !== null && typeof (value as ServerResponse).writeHead === 'function';
+const isServerResponse = (value: unknown): value is ServerResponse =>
+  typeof value === 'object' && value !== null && typeof (value as ServerResponse).writeHead === 'function';
 
 /** Collects what a Node handler writes (head and body) and records it when the answer ends. */
 function recordNodeResponse(res: ServerResponse): void {
   const parts: string[] = [];
-  const text = (chunk: unknown) => (typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '');
+  const text = (chunk: unknown) =>
+    typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : '';
   const { writeHead, write, end } = res;
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     parts.push(JSON.stringify(args));

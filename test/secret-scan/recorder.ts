@@ -14,7 +14,8 @@ function recordingPath(): string | undefined {
 }
 
 /** The recording of a test file, named by its path in the repository: test/e2e/fuzz.test.ts → test_e2e_fuzz.test.ts.jsonl. */
-export const recordingName = (testPath: string): string => `${testPath.slice(testPath.lastIndexOf('/test/') + 1).replace(/[^A-Za-z0-9.-]/g, '_')}.jsonl`;
+export const recordingName = (testPath: string): string =>
+  `${testPath.slice(testPath.lastIndexOf('/test/') + 1).replace(/[^A-Za-z0-9.-]/g, '_')}.jsonl`;
 
 function append(record: object): void {
   const path = recordingPath();

@@ -11,7 +11,9 @@ export type SecretKind = 'upstream key' | 'client key' | 'secret setting' | 'ups
 export type OutputKind = 'response' | 'log';
 
 /** One line of a recording: a secret the run knew, or something the gateway wrote. */
-export type ScanRecord = { type: 'secret'; kind: SecretKind; value: string } | { type: 'output'; kind: OutputKind; text: string };
+export type ScanRecord =
+  | { type: 'secret'; kind: SecretKind; value: string }
+  | { type: 'output'; kind: OutputKind; text: string };
 
 export interface Finding {
   /** The recording (one per test file) where the secret was written. */
@@ -27,7 +29,9 @@ const MIN_SECRET_LENGTH = 8;
 export function scanRecordings(recordings: Map<string, ScanRecord[]>): Finding[] {
   const secrets = new Map<string, SecretKind>();
   for (const records of recordings.values())
-    for (const record of records) if (record.type === 'secret' && record.value.length >= MIN_SECRET_LENGTH && !secrets.has(record.value)) secrets.set(record.value, record.kind);
+    for (const record of records)
+      if (record.type === 'secret' && record.value.length >= MIN_SECRET_LENGTH && !secrets.has(record.value))
+        secrets.set(record.value, record.kind);
   const findings = new Map<string, Finding>();
   for (const [file, records] of recordings)
     for (const record of records) {
@@ -61,6 +65,8 @@ export function readRecordings(dir: string): Map<string, ScanRecord[]> {
 
 /** The failure message: where and what kind, never the secret itself. */
 export function describeFindings(findings: Finding[]): string {
-  const lines = findings.map((f) => `  ${f.file}: ${f.secret} in a ${f.output === 'log' ? 'log line' : 'response'} of the gateway`);
+  const lines = findings.map(
+    (f) => `  ${f.file}: ${f.secret} in a ${f.output === 'log' ? 'log line' : 'response'} of the gateway`,
+  );
   return `Secret scan: ${findings.length} finding(s) in what the gateway wrote during the test run:\n${lines.join('\n')}`;
 }

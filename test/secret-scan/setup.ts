@@ -19,11 +19,19 @@ import { recordSecret } from './recorder.ts';
 
 vi.mock('../../src/gateway.ts', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/gateway.ts')>();
-  const { createLogger } = await vi.importActual<typeof import('../../src/observability/logger.ts')>('../../src/observability/logger.ts');
+  const { createLogger } = await vi.importActual<typeof import('../../src/observability/logger.ts')>(
+    '../../src/observability/logger.ts',
+  );
   const { recordingGateway } = await import('./record-gateway.ts');
   const { recordOutput: record } = await import('./recorder.ts');
   const createGateway: typeof actual.createGateway = (config, logger, options) =>
-    recordingGateway(actual.createGateway(config, logger ?? createLogger('trace', { write: (line: string) => record('log', line) }), options));
+    recordingGateway(
+      actual.createGateway(
+        config,
+        logger ?? createLogger('trace', { write: (line: string) => record('log', line) }),
+        options,
+      ),
+    );
   return { ...actual, createGateway };
 });
 
@@ -45,7 +53,8 @@ vi.mock('../../src/config/environment.ts', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/config/environment.ts')>();
   const { recordSecret: record } = await import('./recorder.ts');
   const loadConfig: typeof actual.loadConfig = (env) => {
-    for (const [name, value] of Object.entries(env ?? {})) if (/KEY|SECRET|TOKEN/i.test(name) && value) record('secret setting', value);
+    for (const [name, value] of Object.entries(env ?? {}))
+      if (/KEY|SECRET|TOKEN/i.test(name) && value) record('secret setting', value);
     const config = env ? actual.loadConfig(env) : actual.loadConfig();
     for (const licensee of config.licensees) record('upstream key', licensee.account.key);
     return config;

@@ -1,15 +1,26 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../../src/emulator/server.ts';
+import { RateBudget } from '../../src/upstream/budget.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { RateLimitedError, type UpstreamError } from '../../src/upstream/errors.ts';
-import { RateBudget } from '../../src/upstream/budget.ts';
-import { busiestWindow, clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
+import {
+  busiestWindow,
+  clientFor,
+  count,
+  emulatorAndClient,
+  LICENSEE_1001,
+  LICENSEE_2002,
+  settle,
+} from '../helpers/upstream.ts';
 
 describe('budget against the emulator, both at 50 calls per 2 s', () => {
   let emulator: Emulator;
   let client: UpstreamClient;
   beforeAll(async () => {
-    ({ emulator, client } = await emulatorAndClient({ rateLimit: 50, rateWindowMs: 2_000 }, { rateLimit: 50, rateWindowMs: 2_000, deadlineMs: 5_000 }));
+    ({ emulator, client } = await emulatorAndClient(
+      { rateLimit: 50, rateWindowMs: 2_000 },
+      { rateLimit: 50, rateWindowMs: 2_000, deadlineMs: 5_000 },
+    ));
   });
   afterAll(async () => {
     await client.close();
@@ -17,7 +28,9 @@ describe('budget against the emulator, both at 50 calls per 2 s', () => {
   });
 
   it('1,000 concurrent calls for distinct resources: one authenticate, never over the limit, no 429, each served or RATE_LIMITED', async () => {
-    const calls = Array.from({ length: 1000 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }));
+    const calls = Array.from({ length: 1000 }, (_, i) =>
+      client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }),
+    );
     const { ok, errors } = await settle(calls);
     expect(count(emulator, 'authenticate')).toBe(1);
     expect(busiestWindow(emulator, 2_000)).toBeLessThanOrEqual(50);
@@ -40,7 +53,9 @@ describe('budget against the emulator, both at 50 calls per 2 s', () => {
   it('the same 1,000 calls for one resource make one upstream call', async () => {
     // Licensee 2002: a budget of its own, untouched by the previous test's full windows.
     emulator.state.log = [];
-    const calls = Array.from({ length: 1000 }, () => client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, reservationNumber: 900_010 }));
+    const calls = Array.from({ length: 1000 }, () =>
+      client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, reservationNumber: 900_010 }),
+    );
     const { ok, errors } = await settle(calls);
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(1000);
@@ -93,7 +108,14 @@ describe('RateBudget', () => {
   it('spreads callers refused together over the windows they need, at most ten windows ahead', async () => {
     const budget = new RateBudget({ limit: 2, windowMs: 1_000, margin: 0 });
     for (let i = 0; i < 2; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 500));
-    const refused = await Promise.all(Array.from({ length: 100 }, () => budget.acquire('x', Date.now() + 500).then(() => undefined, (e: unknown) => e as RateLimitedError)));
+    const refused = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        budget.acquire('x', Date.now() + 500).then(
+          () => undefined,
+          (e: unknown) => e as RateLimitedError,
+        ),
+      ),
+    );
     const waits = refused.map((e) => e!.retryAfterSeconds);
     // Two a window: the first two return after one window, the next two after two, …
     expect(waits.slice(0, 6)).toEqual([1, 1, 2, 2, 3, 3]);
@@ -120,7 +142,12 @@ describe('RateBudget', () => {
         started.push(name);
         await budget.finish('x', slot);
       });
-    const all = [take('poll-1', 'background'), take('poll-2', 'background'), take('query-1', 'interactive'), take('query-2', 'interactive')];
+    const all = [
+      take('poll-1', 'background'),
+      take('poll-2', 'background'),
+      take('query-1', 'interactive'),
+      take('query-2', 'interactive'),
+    ];
     await budget.finish('x', held);
     await vi.advanceTimersByTimeAsync(1_000);
     await Promise.all(all);
@@ -152,8 +179,18 @@ describe('RateBudget', () => {
     const budget = new RateBudget({ limit: 20, windowMs: 10_000, margin: 0.05 });
     expect(budget.effectiveLimit).toBe(19);
     const deadline = Date.now() + 200;
-    const first = queue(budget, Array.from({ length: 20 }, (_, i) => `a${i}`), deadline, 'a');
-    const other = queue(budget, Array.from({ length: 19 }, (_, i) => `b${i}`), deadline, 'b');
+    const first = queue(
+      budget,
+      Array.from({ length: 20 }, (_, i) => `a${i}`),
+      deadline,
+      'a',
+    );
+    const other = queue(
+      budget,
+      Array.from({ length: 19 }, (_, i) => `b${i}`),
+      deadline,
+      'b',
+    );
     await vi.advanceTimersByTimeAsync(200);
     expect([first.started.length, other.started.length]).toEqual([19, 19]);
     expect((await Promise.all(first.outcomes)).filter((e) => e instanceof RateLimitedError)).toHaveLength(1);
@@ -232,7 +269,9 @@ describe('RateBudget', () => {
     const errors = (await Promise.all(outcomes)) as UpstreamError[];
     expect(errors.map((e) => e.code)).toEqual(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE']);
     expect(vi.getTimerCount()).toBe(0);
-    expect(((await budget.acquire('x', Date.now() + 1_000).catch((e: unknown) => e)) as UpstreamError).code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(((await budget.acquire('x', Date.now() + 1_000).catch((e: unknown) => e)) as UpstreamError).code).toBe(
+      'UPSTREAM_UNAVAILABLE',
+    );
   });
 
   it('a 429 to a call sent before probing began does not lengthen the backoff', async () => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
-import { createLogger } from '../../src/observability/logger.ts';
 import { createGateway } from '../../src/gateway.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
@@ -24,7 +24,10 @@ beforeEach(async () => {
 });
 
 const code = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (x: unknown) => x);
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   return e instanceof UpstreamError ? e.code : e;
 };
 
@@ -32,7 +35,11 @@ describe('tokens', () => {
   it('after the clock moves 31 minutes, the next calls succeed with one new authenticate', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     emulator.state.clock.advance(31 * 60_000);
-    const { ok, errors } = await settle(Array.from({ length: 20 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })));
+    const { ok, errors } = await settle(
+      Array.from({ length: 20 }, (_, i) =>
+        client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }),
+      ),
+    );
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(20);
     expect(count(emulator, 'authenticate')).toBe(2);
@@ -41,7 +48,11 @@ describe('tokens', () => {
   it('after the tokens are revoked, the next calls succeed with one new authenticate', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     emulator.state.revokeTokens();
-    const { errors } = await settle(Array.from({ length: 20 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })));
+    const { errors } = await settle(
+      Array.from({ length: 20 }, (_, i) =>
+        client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }),
+      ),
+    );
     expect(errors).toEqual([]);
     expect(count(emulator, 'authenticate')).toBe(2);
   });
@@ -60,11 +71,16 @@ describe('tokens', () => {
   it('keeps one token per licensee', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     await client.call(LICENSEE_2002, 'getevent', { eventId: 6001 });
-    expect(emulator.state.log.filter((r) => r.endpoint === 'authenticate').map((r) => r.licensee)).toEqual(['1001', '2002']);
+    expect(emulator.state.log.filter((r) => r.endpoint === 'authenticate').map((r) => r.licensee)).toEqual([
+      '1001',
+      '2002',
+    ]);
   });
 
   it('reports refused credentials as UPSTREAM_ERROR without the key', async () => {
-    const error = await client.call({ ...LICENSEE_1001, key: 'secret-wrong-key' }, 'getevent', { eventId: 5001 }).catch((e: Error) => e);
+    const error = await client
+      .call({ ...LICENSEE_1001, key: 'secret-wrong-key' }, 'getevent', { eventId: 5001 })
+      .catch((e: Error) => e);
     expect((error as UpstreamError).code).toBe('UPSTREAM_ERROR');
     expect(String((error as Error).message)).not.toContain('secret-wrong-key');
     expect(count(emulator, 'authenticate')).toBe(1);
@@ -75,7 +91,13 @@ describe('one clock', () => {
   // Fault: the client's `now` did not reach the budget, which kept reading the wall clock.
   it('the budget reads the client’s clock: once it has moved a window on, the next call is served', async () => {
     let now = Date.now();
-    const clocked = clientFor(emulator, { now: () => now, rateLimit: 2, rateMargin: 0, rateWindowMs: 60_000, deadlineMs: 1_000 });
+    const clocked = clientFor(emulator, {
+      now: () => now,
+      rateLimit: 2,
+      rateMargin: 0,
+      rateWindowMs: 60_000,
+      deadlineMs: 1_000,
+    });
     await clocked.call(LICENSEE_1001, 'getevent', { eventId: 5001 }); // the authenticate and this call fill the budget
     const spent = await code(clocked.call(LICENSEE_1001, 'getevent', { eventId: 5002 }));
     now += 61_000;
@@ -88,9 +110,26 @@ describe('one clock', () => {
 
 describe('faults', () => {
   it('at 30 % 503 plus 5 % connection resets, every read succeeds', async () => {
-    emulator.state.faults.set({ rules: [{ endpoint: '*', latencyMs: 0, errorRate: 0.3, errorStatus: 503, resetRate: 0.05, malformedRate: 0, rateLimitRate: 0 }] });
-    const reads = Array.from({ length: 60 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }));
-    reads.push(client.call(LICENSEE_1001, 'gethotels', { eventId: 5001 }) as never, client.call(LICENSEE_1001, 'getgroupcodes', { eventId: 5001 }) as never);
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: '*',
+          latencyMs: 0,
+          errorRate: 0.3,
+          errorStatus: 503,
+          resetRate: 0.05,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
+    const reads = Array.from({ length: 60 }, (_, i) =>
+      client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }),
+    );
+    reads.push(
+      client.call(LICENSEE_1001, 'gethotels', { eventId: 5001 }) as never,
+      client.call(LICENSEE_1001, 'getgroupcodes', { eventId: 5001 }) as never,
+    );
     const { errors } = await settle(reads);
     expect(errors).toEqual([]);
     const faults = emulator.state.log.filter((r) => r.fault);
@@ -100,7 +139,19 @@ describe('faults', () => {
 
   it('a postcustomfield that met a reset is not sent twice', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 }); // warm token
-    emulator.state.faults.set({ rules: [{ endpoint: 'postcustomfield', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 1, malformedRate: 0, rateLimitRate: 0 }] });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'postcustomfield',
+          latencyMs: 0,
+          errorRate: 0,
+          errorStatus: 503,
+          resetRate: 1,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
     const error = await client.call(LICENSEE_1001, 'postcustomfield', { name: 'Badge' }).catch((e: Error) => e);
     expect((error as UpstreamError).code).toBe('UPSTREAM_UNAVAILABLE');
     expect((error as Error).message).toContain('may or may not have been applied');
@@ -109,10 +160,35 @@ describe('faults', () => {
 
   it('a postcustomfield that met a 503 is not sent twice either, but a forced 429 is retried', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.faults.set({ rules: [{ endpoint: 'postcustomfield', latencyMs: 0, errorRate: 1, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0 }] });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'postcustomfield',
+          latencyMs: 0,
+          errorRate: 1,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
     expect(await code(client.call(LICENSEE_1001, 'postcustomfield', { name: 'Badge' }))).toBe('UPSTREAM_UNAVAILABLE');
     expect(count(emulator, 'postcustomfield')).toBe(1);
-    emulator.state.faults.set({ rules: [{ endpoint: 'postcustomfield', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0.5 }], seed: 3 });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'postcustomfield',
+          latencyMs: 0,
+          errorRate: 0,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 0.5,
+        },
+      ],
+      seed: 3,
+    });
     const created = await client.call(LICENSEE_1001, 'postcustomfield', { name: 'Badge' });
     expect(created.name).toBe('Badge');
   });
@@ -120,21 +196,60 @@ describe('faults', () => {
   it('a read still failing at its deadline ends UPSTREAM_UNAVAILABLE, not RATE_LIMITED', async () => {
     const quick = clientFor(emulator, { deadlineMs: 300 });
     await quick.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.faults.set({ rules: [{ endpoint: 'getgroupcodes', latencyMs: 0, errorRate: 1, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0 }] });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'getgroupcodes',
+          latencyMs: 0,
+          errorRate: 1,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
     expect(await code(quick.call(LICENSEE_1001, 'getgroupcodes', { eventId: 5001 }))).toBe('UPSTREAM_UNAVAILABLE');
     expect(count(emulator, 'getgroupcodes')).toBeGreaterThan(1);
     await quick.close();
   });
 
   it('retries malformed bodies of reads', async () => {
-    emulator.state.faults.set({ rules: [{ endpoint: 'getevent', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 0, malformedRate: 0.5, rateLimitRate: 0 }], seed: 5 });
-    const events = await Promise.all([5001, 5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })));
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'getevent',
+          latencyMs: 0,
+          errorRate: 0,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0.5,
+          rateLimitRate: 0,
+        },
+      ],
+      seed: 5,
+    });
+    const events = await Promise.all(
+      [5001, 5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })),
+    );
     expect(events.map((e) => e.eventId)).toEqual([5001, 5002, 5003]);
   });
 
   it('a 429 pauses the licensee for Retry-After and the call is retried', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.faults.set({ rules: [{ endpoint: 'getevent', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 1 }] });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'getevent',
+          latencyMs: 0,
+          errorRate: 0,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 1,
+        },
+      ],
+    });
     const throttle = vi.spyOn(client.budget, 'throttle');
     const pending = Promise.all([5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })));
     while (!emulator.state.log.some((r) => r.status === 429)) await new Promise((r) => setTimeout(r, 10));
@@ -150,16 +265,35 @@ describe('faults', () => {
 
   it('opens the circuit when the service is down, fails fast, and probes it back', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.faults.set({ rules: [{ endpoint: '*', latencyMs: 0, errorRate: 1, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 0 }] });
-    for (let i = 0; i < 6; i++) await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }).catch(() => undefined);
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: '*',
+          latencyMs: 0,
+          errorRate: 1,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 0,
+        },
+      ],
+    });
+    for (let i = 0; i < 6; i++)
+      await client
+        .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
+        .catch(() => undefined);
     const sent = emulator.state.log.length;
-    const error = await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 }).catch((e: Error) => e);
+    const error = await client
+      .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 })
+      .catch((e: Error) => e);
     expect((error as UpstreamError).code).toBe('UPSTREAM_UNAVAILABLE');
     expect((error as Error).message).toContain('circuit open');
     expect(emulator.state.log.length).toBe(sent); // failed fast: nothing sent
     emulator.state.faults.clear();
     await new Promise((r) => setTimeout(r, 400));
-    expect((await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 }))).toHaveLength(1);
+    expect(
+      await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 }),
+    ).toHaveLength(1);
   }, 60_000);
 });
 
@@ -178,7 +312,12 @@ describe('tolerated variations', () => {
   // Token rejections in each form: token-rejections.test.ts.
 
   it('reads bare-integer page counts, wrapped arrays, numeric strings and unknown properties', async () => {
-    emulator.state.variations = { bareIntegerPageCount: true, wrappedArrays: 'named', numericStrings: true, extraProperties: true };
+    emulator.state.variations = {
+      bareIntegerPageCount: true,
+      wrappedArrays: 'named',
+      numericStrings: true,
+      extraProperties: true,
+    };
     expect(await client.call(LICENSEE_1001, 'getreservationpagecount', { eventId: 5001 })).toBe(26);
     const hotels = await client.call(LICENSEE_1001, 'gethotels', { eventId: 5001 });
     expect(hotels.length).toBeGreaterThan(10);
@@ -199,7 +338,19 @@ describe('tolerated variations', () => {
     // Without Retry-After the licensee backs off 1 s (at most a window, here 500 ms) and probes again.
     const quick = clientFor(emulator, { rateWindowMs: 500 });
     const throttle = vi.spyOn(quick.budget, 'throttle');
-    emulator.state.faults.set({ rules: [{ endpoint: 'getevent', latencyMs: 0, errorRate: 0, errorStatus: 503, resetRate: 0, malformedRate: 0, rateLimitRate: 1 }] });
+    emulator.state.faults.set({
+      rules: [
+        {
+          endpoint: 'getevent',
+          latencyMs: 0,
+          errorRate: 0,
+          errorStatus: 503,
+          resetRate: 0,
+          malformedRate: 0,
+          rateLimitRate: 1,
+        },
+      ],
+    });
     const pending = quick.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     while (!emulator.state.log.some((r) => r.status === 429)) await new Promise((r) => setTimeout(r, 10));
     emulator.state.faults.clear();
@@ -217,27 +368,67 @@ describe('errors', () => {
       ['getreservation', { eventId: 5001, page: 0 }, 'page'],
       ['getreservation', { eventId: 5001, reservationStatus: 'open' }, 'reservationStatus'],
       ['getshoppingviewhotels', { eventId: 5001, checkInDate: '2027-03-12' }, 'checkOutDate'],
-      ['getshoppingviewhotels', { eventId: 5001, checkInDate: '2027-03-12', checkOutDate: '2027-03-11' }, 'checkOutDate'],
+      [
+        'getshoppingviewhotels',
+        { eventId: 5001, checkInDate: '2027-03-12', checkOutDate: '2027-03-11' },
+        'checkOutDate',
+      ],
       ['posteventquestion', { eventId: 5001, questionId: 1, question: 'Q', type: 2, enabled: true }, 'options'],
-      ['posteventquestion', { eventId: 5001, questionId: 1, question: 'Q', type: 1, options: [{ value: '1', label: 'Yes' }], enabled: true }, 'options'],
+      [
+        'posteventquestion',
+        {
+          eventId: 5001,
+          questionId: 1,
+          question: 'Q',
+          type: 1,
+          options: [{ value: '1', label: 'Yes' }],
+          enabled: true,
+        },
+        'options',
+      ],
       ['postcustomfieldvalue', { customFieldId: 1, value: 'v' }, 'reservationId'],
       ['postcustomfieldvalue', { customFieldId: 1, value: 'v', attendeeId: 'A' }, 'registrationEventId'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', country: 'Atlantis' }, 'country'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', email: 'nope' }, 'email'],
       ['postattendee', { attendeeId: 'A', registrationEventId: 'R', firstName: 'x'.repeat(256) }, 'firstName'],
-      ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-02-30', rooms: 1 }] }, 'actualized'],
-      ['posteventhotelactualized', { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-03-01', rooms: 1 }, { date: '2027-03-01', rooms: 2 }] }, 'actualized'],
+      [
+        'posteventhotelactualized',
+        { eventId: 5001, hotelId: 201, actualized: [{ date: '2027-02-30', rooms: 1 }] },
+        'actualized',
+      ],
+      [
+        'posteventhotelactualized',
+        {
+          eventId: 5001,
+          hotelId: 201,
+          actualized: [
+            { date: '2027-03-01', rooms: 1 },
+            { date: '2027-03-01', rooms: 2 },
+          ],
+        },
+        'actualized',
+      ],
     ];
     for (const [name, params, field] of cases) {
-      const error = await client.call(LICENSEE_1001, name as 'getevent', params as never).catch((e: UpstreamError) => e);
-      expect([name, (error as UpstreamError).code, (error as UpstreamError).details.field]).toEqual([name, 'BAD_USER_INPUT', field]);
+      const error = await client
+        .call(LICENSEE_1001, name as 'getevent', params as never)
+        .catch((e: UpstreamError) => e);
+      expect([name, (error as UpstreamError).code, (error as UpstreamError).details.field]).toEqual([
+        name,
+        'BAD_USER_INPUT',
+        field,
+      ]);
     }
     expect(emulator.state.log).toEqual([]);
   });
 
   it('maps upstream refusals: 404 NOT_FOUND, 400 BAD_USER_INPUT, 410 UPSTREAM_ERROR', async () => {
     expect(await code(client.call(LICENSEE_1001, 'getevent', { eventId: 6001 }))).toBe('NOT_FOUND');
-    expect(await code(client.call(LICENSEE_1001, 'postcustomfieldvalue', { customFieldId: 1, value: 'v', reservationId: 760_001 }))).toBe('BAD_USER_INPUT');
+    expect(
+      await code(
+        client.call(LICENSEE_1001, 'postcustomfieldvalue', { customFieldId: 1, value: 'v', reservationId: 760_001 }),
+      ),
+    ).toBe('BAD_USER_INPUT');
   });
 
   it('never carries the key or a token in an error', async () => {
@@ -258,16 +449,28 @@ describe('a bug in the call path', () => {
   it('passes as it is: the gateway logs it with its stack and answers INTERNAL_SERVER_ERROR', async () => {
     let logged = '';
     const sink = new Writable({ write: (chunk, _enc, done) => ((logged += chunk.toString()), done()) });
-    const config = loadConfig({ LOG_LEVEL: 'error', UPSTREAM_BASE_URL: emulator.url, UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const config = loadConfig({
+      LOG_LEVEL: 'error',
+      UPSTREAM_BASE_URL: emulator.url,
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+    });
     const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url }, createLogger('error', sink));
     const bug = new TypeError("Cannot read properties of undefined (reading 'token')");
     vi.spyOn(gateway.upstream.tokens, 'lease').mockRejectedValue(bug);
     const direct = await gateway.upstream.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch((e: unknown) => e);
-    const res = await gateway.yoga.fetch('http://yoga/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }) });
+    const res = await gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ event(eventId: 5001) { name } }' }),
+    });
     const body = (await res.json()) as { errors?: { message: string; extensions?: { code?: string } }[] };
     await gateway.close();
     expect(direct).toBe(bug);
-    expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'Unexpected error.',
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
     expect(logged).toContain("Cannot read properties of undefined (reading 'token')");
     expect(logged).toContain('client.test.ts'); // the stack, pointing at where it was thrown
   });
@@ -277,11 +480,21 @@ describe('transport, versions and formats', () => {
   it('sends the configured User-Agent, POST, v102, and v101 for the link endpoints', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     const code1 = (await client.call(LICENSEE_1001, 'getgroupcodes', { eventId: 5001 }))[0]!.groupCode;
-    const link = await client.call(LICENSEE_1001, 'getgroupcodelink', { eventId: 5001, groupCode: code1, attendeeId: 'A-1', registrationEventId: 'R-1' });
+    const link = await client.call(LICENSEE_1001, 'getgroupcodelink', {
+      eventId: 5001,
+      groupCode: code1,
+      attendeeId: 'A-1',
+      registrationEventId: 'R-1',
+    });
     expect(link.link).toContain(code1);
     const log = emulator.state.log;
     expect(new Set(log.map((r) => r.userAgent))).toEqual(new Set(['reservation-gateway/test']));
-    expect(log.map((r) => `${r.version}/${r.endpoint}`)).toEqual(['v102/authenticate', 'v102/getevent', 'v102/getgroupcodes', 'v101/getgroupcodelink']);
+    expect(log.map((r) => `${r.version}/${r.endpoint}`)).toEqual([
+      'v102/authenticate',
+      'v102/getevent',
+      'v102/getgroupcodes',
+      'v101/getgroupcodelink',
+    ]);
   });
 
   it('decodes dates to ISO: days, event offsets, timestamps in the licensee’s zone', async () => {
@@ -298,14 +511,30 @@ describe('transport, versions and formats', () => {
     const pivot = [...all].sort((a, b) => a.modifiedMs - b.modifiedMs)[200]!;
     const since = new Date(Math.floor(pivot.modifiedMs / 60_000) * 60_000).toISOString();
     const list = await client.call(LICENSEE_2002, 'getreservation', { eventId: 6001, modifiedAfterDate: since });
-    expect(list.slice().map((x) => x.reservationNumber)).toEqual(all.filter((x) => x.modifiedMs >= Date.parse(since)).map((x) => x.reservationNumber));
+    expect(list.slice().map((x) => x.reservationNumber)).toEqual(
+      all.filter((x) => x.modifiedMs >= Date.parse(since)).map((x) => x.reservationNumber),
+    );
   });
 
   it('sends actualized nights as a JSON array and options as a JSON object', async () => {
     const hotelId = emulator.state.store.hotelsByEvent.get(5001)![0]!.hotelId;
-    const stored = await client.call(LICENSEE_1001, 'posteventhotelactualized', { eventId: 5001, hotelId, actualized: [{ date: '2027-03-13', rooms: 7 }] });
+    const stored = await client.call(LICENSEE_1001, 'posteventhotelactualized', {
+      eventId: 5001,
+      hotelId,
+      actualized: [{ date: '2027-03-13', rooms: 7 }],
+    });
     expect(stored.stored).toBe(1);
-    await client.call(LICENSEE_1001, 'posteventquestion', { eventId: 5001, questionId: 50, question: 'Gala?', type: 2, options: [{ value: '1', label: 'Yes' }, { value: '0', label: 'No' }], enabled: true });
+    await client.call(LICENSEE_1001, 'posteventquestion', {
+      eventId: 5001,
+      questionId: 50,
+      question: 'Gala?',
+      type: 2,
+      options: [
+        { value: '1', label: 'Yes' },
+        { value: '0', label: 'No' },
+      ],
+      enabled: true,
+    });
     const questions = await client.call(LICENSEE_1001, 'geteventquestions', { eventId: 5001 });
     expect(questions.find((q) => q.questionId === 50)!.options).toEqual({ 1: 'Yes', 0: 'No' });
   });
@@ -317,14 +546,22 @@ describe('cache', () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     expect(count(emulator, 'getevent')).toBe(1);
     const before = await client.call(LICENSEE_1001, 'geteventquestions', { eventId: 5001 });
-    await client.call(LICENSEE_1001, 'posteventquestion', { eventId: 5001, questionId: 60, question: 'New?', type: 1, enabled: true });
+    await client.call(LICENSEE_1001, 'posteventquestion', {
+      eventId: 5001,
+      questionId: 60,
+      question: 'New?',
+      type: 1,
+      enabled: true,
+    });
     const after = await client.call(LICENSEE_1001, 'geteventquestions', { eventId: 5001 });
     expect(after.length).toBe(before.length + 1);
     await client.call(LICENSEE_1001, 'getcustomfields', {});
     await client.call(LICENSEE_1001, 'getcustomfields', { eventId: 5001 });
     await client.call(LICENSEE_1001, 'postcustomfield', { name: 'Fresh', eventId: 5001 });
     expect((await client.call(LICENSEE_1001, 'getcustomfields', {})).map((f) => f.name)).toContain('Fresh');
-    expect((await client.call(LICENSEE_1001, 'getcustomfields', { eventId: 5001 })).map((f) => f.name)).toContain('Fresh');
+    expect((await client.call(LICENSEE_1001, 'getcustomfields', { eventId: 5001 })).map((f) => f.name)).toContain(
+      'Fresh',
+    );
     expect(count(emulator, 'geteventquestions')).toBe(2);
     expect(count(emulator, 'getcustomfields')).toBe(4);
   });

@@ -5,8 +5,8 @@ import { ISO_OFFICIAL_NAMES } from '../../src/emulator/iso-official-names.ts';
 import {
   FormatError,
   fromUpstreamDate,
-  inYears,
   fromUpstreamTimestamp,
+  inYears,
   normalizeIsoTimestamp,
   toCountryCode,
   toUpstreamDate,
@@ -24,16 +24,21 @@ describe('dates', () => {
     ['2027-03-13', '2027-03-13'],
   ])('reads %s as %s', (text, iso) => expect(fromUpstreamDate(text)).toBe(iso));
 
-  it.each(['29-Feb-2027', '32-Jan-2027', '13-Mrz-2027', '13/03/2027', '', '2027-02-30'])('refuses %j, naming it', (text) => {
-    expect(() => fromUpstreamDate(text)).toThrow(FormatError);
-    expect(() => fromUpstreamDate(text)).toThrow(JSON.stringify(text));
-  });
+  it.each(['29-Feb-2027', '32-Jan-2027', '13-Mrz-2027', '13/03/2027', '', '2027-02-30'])(
+    'refuses %j, naming it',
+    (text) => {
+      expect(() => fromUpstreamDate(text)).toThrow(FormatError);
+      expect(() => fromUpstreamDate(text)).toThrow(JSON.stringify(text));
+    },
+  );
 
   it.each([
     ['2027-03-13', '13-Mar-2027'],
     ['2028-02-29', '29-Feb-2028'],
   ])('writes %s as %s', (iso, text) => expect(toUpstreamDate(iso)).toBe(text));
-  it.each(['2027-02-29', '13-Mar-2027', '2027-3-1'])('refuses to write %j', (iso) => expect(() => toUpstreamDate(iso)).toThrow(FormatError));
+  it.each(['2027-02-29', '13-Mar-2027', '2027-3-1'])('refuses to write %j', (iso) =>
+    expect(() => toUpstreamDate(iso)).toThrow(FormatError),
+  );
 });
 
 describe('timestamps', () => {
@@ -51,10 +56,14 @@ describe('timestamps', () => {
     ['2027-01-05T16:02:00Z', 'America/New_York', '2027-01-05T11:02:00-05:00'],
   ])('reads %s in %s as %s', (text, zone, iso) => expect(fromUpstreamTimestamp(text, zone)).toBe(iso));
 
-  it.each(['05-Jan-2027 13:02 pm', '05-Jan-2027 0:02 am', '05-Jan-2027 4:60 pm', '05-Jan-2027 16:02', '30-Feb-2027 4:02 pm', 'yesterday'])(
-    'refuses %j',
-    (text) => expect(() => fromUpstreamTimestamp(text, 'UTC')).toThrow(FormatError),
-  );
+  it.each([
+    '05-Jan-2027 13:02 pm',
+    '05-Jan-2027 0:02 am',
+    '05-Jan-2027 4:60 pm',
+    '05-Jan-2027 16:02',
+    '30-Feb-2027 4:02 pm',
+    'yesterday',
+  ])('refuses %j', (text) => expect(() => fromUpstreamTimestamp(text, 'UTC')).toThrow(FormatError));
 
   it.each([
     ['2027-01-05T16:02:59Z', 'UTC', '05-Jan-2027 4:02 pm'],
@@ -65,7 +74,8 @@ describe('timestamps', () => {
     ['2027-11-07T06:30:00Z', 'America/New_York', '07-Nov-2027 1:30 am'],
     ['2027-01-05T23:30:00-05:00', 'UTC', '06-Jan-2027 4:30 am'],
   ])('writes %s in %s as %s', (iso, zone, text) => expect(toUpstreamTimestamp(iso, zone)).toBe(text));
-  it('refuses to write a time without an offset', () => expect(() => toUpstreamTimestamp('2027-01-05T16:02:00', 'UTC')).toThrow(FormatError));
+  it('refuses to write a time without an offset', () =>
+    expect(() => toUpstreamTimestamp('2027-01-05T16:02:00', 'UTC')).toThrow(FormatError));
 
   it('normalizes event timestamps with their offset', () => {
     expect(normalizeIsoTimestamp('2027-03-12T08:00:00-05:00')).toBe('2027-03-12T08:00:00-05:00');
@@ -77,12 +87,17 @@ describe('timestamps', () => {
 describe('countries', () => {
   // Fault: "UK" (two letters, no code) was refused with no fallback to names, though the emulator
   // took it. The table is the emulator's too.
-  it.each(OFFICIAL_SHORT_NAMES)('reads the official short name %s as %s', (text, code) => expect(toCountryCode(text)).toBe(code));
-  it.each(COMMON_NAMES_AND_CODES)('reads the common name or code %s as %s', (text, code) => expect(toCountryCode(text)).toBe(code));
+  it.each(OFFICIAL_SHORT_NAMES)('reads the official short name %s as %s', (text, code) =>
+    expect(toCountryCode(text)).toBe(code),
+  );
+  it.each(COMMON_NAMES_AND_CODES)('reads the common name or code %s as %s', (text, code) =>
+    expect(toCountryCode(text)).toBe(code),
+  );
   it.each(NOT_COUNTRIES)('refuses %j', (text) => expect(() => toCountryCode(text)).toThrow(FormatError));
   it('reads every name i18n-iso-countries holds as its own country; Congo is the one ISO calls so', () => {
     for (const [alpha2, names] of Object.entries(countries.getNames('en', { select: 'all' }))) {
-      for (const name of names.filter((n) => n !== 'Congo')) expect([name, toCountryCode(name)]).toEqual([name, alpha2]);
+      for (const name of names.filter((n) => n !== 'Congo'))
+        expect([name, toCountryCode(name)]).toEqual([name, alpha2]);
     }
   });
 });
@@ -106,7 +121,9 @@ describe('countries, gateway and emulator alike', () => {
         return null;
       }
     };
-    const disagreements = names.filter((name) => gateway(name) !== toAlpha2(name)).map((name) => `${name}: ${gateway(name)} / ${toAlpha2(name)}`);
+    const disagreements = names
+      .filter((name) => gateway(name) !== toAlpha2(name))
+      .map((name) => `${name}: ${gateway(name)} / ${toAlpha2(name)}`);
     expect(disagreements).toEqual([]);
   });
 });

@@ -2,14 +2,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryCacheStore } from '../../src/upstream/cache.ts';
 import { compose, type Send, type UpstreamCall } from '../../src/upstream/call.ts';
 import { classifyAnswer } from '../../src/upstream/classify.ts';
-import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
+import { type AnyEndpoint, ENDPOINTS, type EndpointName } from '../../src/upstream/endpoints.ts';
 import { AttemptFailure, NotFoundError, TokenRejectedError, type UpstreamError } from '../../src/upstream/errors.ts';
 import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
 import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { tokenLayer } from '../../src/upstream/layers/token.ts';
 import { createBreaker } from '../../src/upstream/resilience.ts';
-import { MemoryTokenStore, TokenManager, WORDS_RENEWAL_MS, type TokenStore } from '../../src/upstream/tokens.ts';
-import { clientFor, LICENSEE_1001, startStub, type StubService } from '../helpers/upstream.ts';
+import { MemoryTokenStore, TokenManager, type TokenStore, WORDS_RENEWAL_MS } from '../../src/upstream/tokens.ts';
+import { clientFor, LICENSEE_1001, type StubService, startStub } from '../helpers/upstream.ts';
 
 /** Each layer of the call path on its own, with a fake `next`, and their order in the client. */
 
@@ -37,18 +37,30 @@ describe('the call path', () => {
 
   it('compose runs the first layer outermost', async () => {
     const seen: string[] = [];
-    const named = (name: string) => ({ name, layer: (next: Send): Send => (call) => (seen.push(name), next(call)) });
-    await compose([named('a'), named('b'), named('c')], async () => seen.push('last'))(callOf('getevent', { eventId: 1 }));
+    const named = (name: string) => ({
+      name,
+      layer:
+        (next: Send): Send =>
+        (call) => (seen.push(name), next(call)),
+    });
+    await compose([named('a'), named('b'), named('c')], async () => seen.push('last'))(
+      callOf('getevent', { eventId: 1 }),
+    );
     expect(seen).toEqual(['a', 'b', 'c', 'last']);
   });
 
   it('an open circuit fails fast without taking a budget slot (the breaker sits outside the budget)', async () => {
-    const stub = await startStub((endpoint) => (endpoint === 'authenticate' ? { status: 200, body: { token: 't' } } : { status: 503 }));
+    const stub = await startStub((endpoint) =>
+      endpoint === 'authenticate' ? { status: 200, body: { token: 't' } } : { status: 503 },
+    );
     stubs.push(stub);
     const client = clientFor(stub, { maxRetries: 0, halfOpenAfterMs: 60_000 });
-    for (let i = 0; i < 20; i++) await client.call(LICENSEE_1001, 'getevent', { eventId: i + 1 }).catch(() => undefined);
+    for (let i = 0; i < 20; i++)
+      await client.call(LICENSEE_1001, 'getevent', { eventId: i + 1 }).catch(() => undefined);
     const acquire = vi.spyOn(client.budget, 'acquire');
-    const error = (await client.call(LICENSEE_1001, 'getevent', { eventId: 99 }).catch((e: unknown) => e)) as UpstreamError;
+    const error = (await client
+      .call(LICENSEE_1001, 'getevent', { eventId: 99 })
+      .catch((e: unknown) => e)) as UpstreamError;
     expect(error.message).toContain('circuit open');
     expect(acquire).not.toHaveBeenCalled();
     await client.close();
@@ -106,10 +118,14 @@ describe('token', () => {
     expect(await tokens.holds(LICENSEE_1001)).toBe(false);
   });
 
-  const refusedInWords = (sent: (string | undefined)[]): Send => async (call) => {
-    sent.push(call.token);
-    throw new TokenRejectedError('refused', { refusal: new NotFoundError('group code "token is expired" not found') });
-  };
+  const refusedInWords =
+    (sent: (string | undefined)[]): Send =>
+    async (call) => {
+      sent.push(call.token);
+      throw new TokenRejectedError('refused', {
+        refusal: new NotFoundError('group code "token is expired" not found'),
+      });
+    };
 
   it('in words: passes the refusal on while the token is under 30 s old, renews once it is, and passes the refusal of the repeat on', async () => {
     let now = 0;
@@ -151,7 +167,8 @@ describe('token', () => {
     };
     const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now, store: skewed });
     const send = tokenLayer(tokens)(refusedInWords([]));
-    for (; now < 4 * WORDS_RENEWAL_MS; now += 1_000) await send(callOf('getevent', { eventId: 1 })).catch(() => undefined);
+    for (; now < 4 * WORDS_RENEWAL_MS; now += 1_000)
+      await send(callOf('getevent', { eventId: 1 })).catch(() => undefined);
     expect(issued).toBe(1 + 4);
   });
 });
@@ -187,7 +204,9 @@ describe('retry and breaker', () => {
         throw new AttemptFailure('server', 'status 503', { status: 503 });
       };
       let outcome: unknown;
-      void retryLayer({ maxRetries: 6 })(down)(callOf('getevent', { eventId: 1 }, start + 300)).catch((e: unknown) => (outcome = e));
+      void retryLayer({ maxRetries: 6 })(down)(callOf('getevent', { eventId: 1 }, start + 300)).catch(
+        (e: unknown) => (outcome = e),
+      );
       await vi.advanceTimersByTimeAsync(300);
       expect(outcome).toBeInstanceOf(AttemptFailure);
       expect(attempts.length).toBeGreaterThan(1);
@@ -200,7 +219,11 @@ describe('retry and breaker', () => {
 });
 
 describe('classification', () => {
-  const answer = (status: number, body: unknown) => ({ status, headers: {}, text: body === undefined ? '' : JSON.stringify(body) });
+  const answer = (status: number, body: unknown) => ({
+    status,
+    headers: {},
+    text: body === undefined ? '' : JSON.stringify(body),
+  });
   const withToken = { ...callOf('getevent', { eventId: 1 }), token: 't' };
   const classify = (status: number, body: unknown) => {
     try {
@@ -222,8 +245,16 @@ describe('classification', () => {
     [200, { success: false, message: 'Token is expired' }, 'token in words, else UPSTREAM_ERROR'],
     [403, { success: false, message: 'Invalid or expired token' }, 'token in words, else UPSTREAM_ERROR'],
     [401, { error: { message: 'unknown token' } }, 'token in words, else UPSTREAM_ERROR'],
-    [400, { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } }, 'token in words, else BAD_USER_INPUT'],
-    [404, { error: { code: 'NOT_FOUND', message: 'group code "token is expired" not found', field: 'groupCode' } }, 'token in words, else NOT_FOUND'],
+    [
+      400,
+      { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } },
+      'token in words, else BAD_USER_INPUT',
+    ],
+    [
+      404,
+      { error: { code: 'NOT_FOUND', message: 'group code "token is expired" not found', field: 'groupCode' } },
+      'token in words, else NOT_FOUND',
+    ],
     [503, { error: { code: 'UNAVAILABLE', message: 'token service expired' } }, 'AttemptFailure'],
     [429, { error: { code: 'RATE_LIMITED', message: 'too many invalid token requests' } }, 'AttemptFailure'],
     // Neither: a refusal like any other.
@@ -262,7 +293,11 @@ describe('TokenManager', () => {
     expect(await tokens.get(LICENSEE_1001)).toBe('token-1');
     now = 27 * 60_000;
     fail = true;
-    expect(await Promise.all([1, 2, 3].map(() => tokens.get(LICENSEE_1001)))).toEqual(['token-1', 'token-1', 'token-1']);
+    expect(await Promise.all([1, 2, 3].map(() => tokens.get(LICENSEE_1001)))).toEqual([
+      'token-1',
+      'token-1',
+      'token-1',
+    ]);
     await vi.waitFor(() => expect(calls).toBe(2)); // one renewal for the three callers
     now = 31 * 60_000; // the held token has expired: nothing valid to serve
     await expect(tokens.get(LICENSEE_1001)).rejects.toThrow('authenticate failed');

@@ -1,9 +1,18 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import type { UpstreamError } from '../../src/upstream/errors.ts';
 import { startGateway } from '../helpers/gateway.ts';
-import { clientFor, control, LICENSEE_1001, LICENSEE_2002, requestsTo, settle, startStub, type StubService } from '../helpers/upstream.ts';
+import {
+  clientFor,
+  control,
+  LICENSEE_1001,
+  LICENSEE_2002,
+  requestsTo,
+  type StubService,
+  settle,
+  startStub,
+} from '../helpers/upstream.ts';
 
 /**
  * Outages of the service, each against the emulator over real HTTP, driven through its
@@ -44,10 +53,12 @@ describe('breaker deadlock', () => {
     await control(emulator, 'faults', { rules: [{ endpoint: '*', errorRate: 1, errorStatus: 503 }] });
     let failure = '';
     for (let i = 0; i < 40 && !failure.includes('circuit open'); i++) {
-      failure = await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }).then(
-        () => 'succeeded',
-        (e: Error) => e.message,
-      );
+      failure = await client
+        .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
+        .then(
+          () => 'succeeded',
+          (e: Error) => e.message,
+        );
     }
     expect(failure).toContain('circuit open');
     await control(emulator, 'faults', { rules: [] });
@@ -56,7 +67,11 @@ describe('breaker deadlock', () => {
     await new Promise((resolve) => setTimeout(resolve, 250)); // the breaker's half-open delay passes
     const started = Date.now();
     // Before the fix the probe's re-authenticate waited for the probe itself: nothing returned.
-    const { ok, errors } = await settle(Array.from({ length: 5 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 + i })));
+    const { ok, errors } = await settle(
+      Array.from({ length: 5 }, (_, i) =>
+        client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 + i }),
+      ),
+    );
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(5);
     expect(Date.now() - started).toBeLessThan(5_000); // the bound: the call's deadline
@@ -73,10 +88,16 @@ describe('429 without Retry-After', () => {
     await control(emulator, 'variations', { noRetryAfter: true });
     await control(emulator, 'faults', { rules: [{ endpoint: 'getevent', rateLimitRate: 1 }] });
     const first = client.call(LICENSEE_1001, 'getevent', { eventId: 5002 });
-    await vi.waitFor(async () => expect((await requestsTo(emulator, 'getevent')).filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(3), {
-      timeout: 12_000,
-      interval: 50,
-    });
+    await vi.waitFor(
+      async () =>
+        expect((await requestsTo(emulator, 'getevent')).filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(
+          3,
+        ),
+      {
+        timeout: 12_000,
+        interval: 50,
+      },
+    );
     await control(emulator, 'faults', { rules: [] });
     const started = Date.now();
     const next = await client.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
@@ -90,7 +111,13 @@ describe('Retry-After larger than the window', () => {
   it('Retry-After: 86400 is capped at the window: the call is retried after one window, not a day', async () => {
     const stub = await startStub((endpoint, nth) => {
       if (endpoint === 'authenticate') return TOKEN;
-      return nth === 1 ? { status: 429, headers: { 'retry-after': '86400' }, body: { error: { code: 'RATE_LIMITED', message: 'slow down' } } } : event(5001);
+      return nth === 1
+        ? {
+            status: 429,
+            headers: { 'retry-after': '86400' },
+            body: { error: { code: 'RATE_LIMITED', message: 'slow down' } },
+          }
+        : event(5001);
     });
     stubs.push(stub);
     const client = open({ rateWindowMs: 500, deadlineMs: 5_000 }, stub);
@@ -106,21 +133,33 @@ describe('token renewal', () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     now += 27 * 60_000; // inside the renewal margin, still valid
     await control(emulator, 'faults', { rules: [{ endpoint: 'authenticate', errorRate: 1, errorStatus: 503 }] });
-    const { ok, errors } = await settle([5001, 5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_000 + eventId })));
+    const { ok, errors } = await settle(
+      [5001, 5002, 5003].map((eventId) =>
+        client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_000 + eventId }),
+      ),
+    );
     expect(errors).toEqual([]);
     expect(ok).toHaveLength(3);
     // One renewal behind the held token (an authenticate and its own retries), not one per call.
-    await vi.waitFor(async () => expect((await requestsTo(emulator, 'authenticate')).filter((r) => r.status === 503).length).toBe(3), { timeout: 5_000 });
+    await vi.waitFor(
+      async () => expect((await requestsTo(emulator, 'authenticate')).filter((r) => r.status === 503).length).toBe(3),
+      { timeout: 5_000 },
+    );
     await control(emulator, 'faults', { rules: [] });
     now += 60_000; // past the pause after a failed renewal
     await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_010 });
-    await vi.waitFor(async () => expect((await requestsTo(emulator, 'authenticate')).filter((r) => r.status === 200)).toHaveLength(2), { timeout: 5_000 });
+    await vi.waitFor(
+      async () => expect((await requestsTo(emulator, 'authenticate')).filter((r) => r.status === 200)).toHaveLength(2),
+      { timeout: 5_000 },
+    );
   });
 
   it('fails when no valid token is held and none can be obtained', async () => {
     await control(emulator, 'faults', { rules: [{ endpoint: 'authenticate', errorRate: 1, errorStatus: 503 }] });
     const client = open({ deadlineMs: 2_000 });
-    const error = (await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch((e: unknown) => e)) as UpstreamError;
+    const error = (await client
+      .call(LICENSEE_1001, 'getevent', { eventId: 5001 })
+      .catch((e: unknown) => e)) as UpstreamError;
     expect(error.code).toBe('UPSTREAM_UNAVAILABLE');
   });
 });
@@ -145,7 +184,10 @@ describe('readiness', () => {
   });
 
   it('the gateway’s /ready with a wrong key: 503 each time, one authenticate, the key in no answer', async () => {
-    const t = await startGateway({ rateLimit: false }, { UPSTREAM_KEY: 'wrong-secret-key', UPSTREAM_SYSTEM_IDENTIFIER: '1001' });
+    const t = await startGateway(
+      { rateLimit: false },
+      { UPSTREAM_KEY: 'wrong-secret-key', UPSTREAM_SYSTEM_IDENTIFIER: '1001' },
+    );
     try {
       for (let i = 0; i < 4; i++) {
         const res = await t.gateway.yoga.fetch('http://yoga/ready');
@@ -172,19 +214,30 @@ describe('token-rejection guess', () => {
     const stub = await startStub((endpoint) =>
       endpoint === 'authenticate'
         ? TOKEN
-        : { status: 400, body: { error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' } } },
+        : {
+            status: 400,
+            body: {
+              error: { code: 'INVALID_PARAMETER', message: 'no hotel named "invalid token"', field: 'hotelName' },
+            },
+          },
     );
     stubs.push(stub);
     const client = open({}, stub);
     for (let i = 0; i < 3; i++) {
-      const error = (await client.call(LICENSEE_1001, 'gethotels', { eventId: 5001, hotelName: `invalid token ${i}` }).catch((e: unknown) => e)) as UpstreamError;
+      const error = (await client
+        .call(LICENSEE_1001, 'gethotels', { eventId: 5001, hotelName: `invalid token ${i}` })
+        .catch((e: unknown) => e)) as UpstreamError;
       expect(error.code).toBe('BAD_USER_INPUT');
     }
     expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(1);
   });
 
   it('a 200 whose message alone names an invalid token, token under 30 s old: passed on, no authenticate either', async () => {
-    const stub = await startStub((endpoint) => (endpoint === 'authenticate' ? TOKEN : { status: 200, body: { success: false, message: 'Invalid token "x" in label1' } }));
+    const stub = await startStub((endpoint) =>
+      endpoint === 'authenticate'
+        ? TOKEN
+        : { status: 200, body: { success: false, message: 'Invalid token "x" in label1' } },
+    );
     stubs.push(stub);
     const client = open({}, stub);
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch(() => undefined);
@@ -201,13 +254,25 @@ describe('secrets in upstream messages', () => {
     const stub = await startStub((endpoint, nth) => {
       if (endpoint === 'authenticate') return { status: 200, body: { token } };
       return nth === 1
-        ? { status: 400, body: { error: { code: 'INVALID_PARAMETER', message: `bad hotelName for token ${token}`, field: 'hotelName' } } }
-        : { status: 404, body: { error: { code: 'NOT_FOUND', message: `no event for ${encodeURIComponent(token)} (${token})` } } };
+        ? {
+            status: 400,
+            body: {
+              error: { code: 'INVALID_PARAMETER', message: `bad hotelName for token ${token}`, field: 'hotelName' },
+            },
+          }
+        : {
+            status: 404,
+            body: { error: { code: 'NOT_FOUND', message: `no event for ${encodeURIComponent(token)} (${token})` } },
+          };
     });
     stubs.push(stub);
     const client = open({}, stub);
-    const refused = (await client.call(LICENSEE_1001, 'gethotels', { eventId: 5001 }).catch((e: unknown) => e)) as UpstreamError;
-    const missing = (await client.call(LICENSEE_1001, 'gethotels', { eventId: 5002 }).catch((e: unknown) => e)) as UpstreamError;
+    const refused = (await client
+      .call(LICENSEE_1001, 'gethotels', { eventId: 5001 })
+      .catch((e: unknown) => e)) as UpstreamError;
+    const missing = (await client
+      .call(LICENSEE_1001, 'gethotels', { eventId: 5002 })
+      .catch((e: unknown) => e)) as UpstreamError;
     expect([refused.code, missing.code]).toEqual(['BAD_USER_INPUT', 'NOT_FOUND']);
     expect(refused.message).toBe('bad hotelName for token [token]');
     expect(missing.message).toBe('no event for [token] ([token])');

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Send, UpstreamCall } from '../../src/upstream/call.ts';
-import { ENDPOINTS, type AnyEndpoint } from '../../src/upstream/endpoints.ts';
 import type { UpstreamAccount } from '../../src/upstream/account.ts';
+import type { Send, UpstreamCall } from '../../src/upstream/call.ts';
+import { type AnyEndpoint, ENDPOINTS } from '../../src/upstream/endpoints.ts';
 import { Readiness } from '../../src/upstream/readiness.ts';
 import type { Breaker } from '../../src/upstream/resilience.ts';
-import { TokenManager, type AuthenticateAttempts } from '../../src/upstream/tokens.ts';
+import { type AuthenticateAttempts, TokenManager } from '../../src/upstream/tokens.ts';
 import { LICENSEE_1001, LICENSEE_2002 } from '../helpers/upstream.ts';
 
 /** Readiness on vitest's fake clock: what it answers when, and how many authenticates it asks for. */
@@ -25,7 +25,13 @@ function readinessWith(authenticate: () => Promise<string>) {
 }
 
 function callFor(licensee: UpstreamAccount): UpstreamCall {
-  return { licensee, name: 'getevent', endpoint: ENDPOINTS.getevent as unknown as AnyEndpoint, params: { eventId: 1 }, deadline: Date.now() + 5_000 };
+  return {
+    licensee,
+    name: 'getevent',
+    endpoint: ENDPOINTS.getevent as unknown as AnyEndpoint,
+    params: { eventId: 1 },
+    deadline: Date.now() + 5_000,
+  };
 }
 
 beforeEach(() => {
@@ -73,7 +79,9 @@ describe('Readiness', () => {
       throw new Error('refused');
     };
     await readiness.layer(answered)(callFor(LICENSEE_1001));
-    await readiness.layer(refused)(callFor(LICENSEE_2002)).catch(() => undefined);
+    await readiness
+      .layer(refused)(callFor(LICENSEE_2002))
+      .catch(() => undefined);
     expect(await readiness.ready(LICENSEE_2002)).toBe(false);
     expect(await readiness.ready(LICENSEE_1001)).toBe(true);
     expect(asked).toHaveLength(1); // only 2002, which had no successful call, asked for a token

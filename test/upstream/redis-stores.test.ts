@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
+import { RateBudget } from '../../src/upstream/budget.ts';
 import type { UpstreamCall } from '../../src/upstream/call.ts';
-import { ENDPOINTS, type AnyEndpoint, type EndpointName } from '../../src/upstream/endpoints.ts';
+import { type AnyEndpoint, ENDPOINTS, type EndpointName } from '../../src/upstream/endpoints.ts';
 import { RateLimitedError } from '../../src/upstream/errors.ts';
 import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
-import { RateBudget } from '../../src/upstream/budget.ts';
-import { sharedStores, type SharedStores } from '../../src/upstream/stores/redis-stores.ts';
+import { type SharedStores, sharedStores } from '../../src/upstream/stores/redis-stores.ts';
 import { TokenManager } from '../../src/upstream/tokens.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { LICENSEE_1001 } from '../helpers/upstream.ts';
 import { until } from '../helpers/subscriptions.ts';
+import { LICENSEE_1001 } from '../helpers/upstream.ts';
 
 const serverPath = redisServerOrSkip();
 
@@ -37,7 +37,10 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
   /** `count` replicas on one fresh prefix (so tests do not see each other's keys). */
   async function replicas(count: number, windowMs: number, lines: string[] = []) {
     const prefix = `test${++prefixes}:`;
-    const logger = { warn: (_: object, msg: string) => void lines.push(msg), info: (_: object, msg: string) => void lines.push(msg) };
+    const logger = {
+      warn: (_: object, msg: string) => void lines.push(msg),
+      info: (_: object, msg: string) => void lines.push(msg),
+    };
     return Promise.all(
       Array.from({ length: count }, async () => {
         const connection = await openRedis({ url: redis.url, prefix });
@@ -48,7 +51,8 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     );
   }
 
-  const budgetOn = (stores: SharedStores, limit: number, windowMs: number) => new RateBudget({ limit, windowMs, margin: 0, store: stores.budget });
+  const budgetOn = (stores: SharedStores, limit: number, windowMs: number) =>
+    new RateBudget({ limit, windowMs, margin: 0, store: stores.budget });
 
   it('two replicas together send at most the limit in any rolling window (each alone would send it twice)', async () => {
     const windowMs = 600;
@@ -139,7 +143,8 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     const upstream = (call: UpstreamCall) => {
       sent.push(call.name);
       const answer = [{ questionId: 1, text: `v${version}` }];
-      if (call.name === 'geteventquestions' && sent.length === 1) return new Promise((resolve) => (releaseSlowRead = () => resolve(answer)));
+      if (call.name === 'geteventquestions' && sent.length === 1)
+        return new Promise((resolve) => (releaseSlowRead = () => resolve(answer)));
       if (call.name === 'posteventquestion') version++;
       return Promise.resolve(call.name === 'posteventquestion' ? { success: true } : answer);
     };
@@ -162,7 +167,12 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     const [a] = await replicas(1, windowMs, lines);
     const budget = budgetOn(a!, 10, windowMs);
     // A script that spins for 1.5 s: Redis answers nothing meanwhile, longer than a command may wait (1 s).
-    const busy = redis.client().eval(`local start = redis.call('TIME') while true do local now = redis.call('TIME') if (now[1] - start[1]) * 1000000 + now[2] - start[2] > 1500000 then return 1 end end`, 0);
+    const busy = redis
+      .client()
+      .eval(
+        `local start = redis.call('TIME') while true do local now = redis.call('TIME') if (now[1] - start[1]) * 1000000 + now[2] - start[2] > 1500000 then return 1 end end`,
+        0,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
     await budget.finish('1001', await budget.acquire('1001', Infinity));
     expect(lines).toEqual([]);
@@ -186,7 +196,10 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     });
     const results = await Promise.allSettled(calls);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([expect.any(RateLimitedError), expect.any(RateLimitedError)]);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([
+      expect.any(RateLimitedError),
+      expect.any(RateLimitedError),
+    ]);
     expect(lines.filter((line) => line.includes('Redis unreachable'))).toHaveLength(1);
 
     await redis.start();
@@ -214,5 +227,11 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
 });
 
 function callOf(name: EndpointName, params: Record<string, unknown>): UpstreamCall {
-  return { licensee: LICENSEE_1001, name, endpoint: ENDPOINTS[name] as unknown as AnyEndpoint, params, deadline: Date.now() + 5_000 };
+  return {
+    licensee: LICENSEE_1001,
+    name,
+    endpoint: ENDPOINTS[name] as unknown as AnyEndpoint,
+    params,
+    deadline: Date.now() + 5_000,
+  };
 }

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/server.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import type { Variations } from '../../src/emulator/variations.ts';
 import { createGateway } from '../../src/gateway.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
@@ -34,7 +34,10 @@ afterEach(async () => {
 });
 
 const failure = async (p: Promise<unknown>) => {
-  const error = await p.then(() => undefined, (e: unknown) => e);
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(error instanceof UpstreamError)) throw new Error(`expected an UpstreamError, got ${String(error)}`);
   return error;
 };
@@ -87,7 +90,10 @@ describe('a token the service really dropped', () => {
     for (const _ of [1, 2, 3]) {
       now += 5_000;
       const refused = await failure(client.call(LICENSEE_1001, 'getevent', { eventId: 5002 }));
-      expect([refused.code, refused.message]).toEqual(['UPSTREAM_ERROR', 'the reservation service refused getevent: Token is expired']);
+      expect([refused.code, refused.message]).toEqual([
+        'UPSTREAM_ERROR',
+        'the reservation service refused getevent: Token is expired',
+      ]);
     }
     expect(authenticates()).toBe(1);
     now += WORDS_RENEWAL_MS - 15_000;
@@ -100,60 +106,79 @@ describe('a token the service really dropped', () => {
     now += 10 * 60_000;
     emulator.state.variations = { tokenRejection: { status: 200, form: 'message' } };
     emulator.state.revokeTokens();
-    const reservations = await Promise.all(Array.from({ length: 20 }, (_, i) => client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })));
+    const reservations = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i }),
+      ),
+    );
     expect(reservations).toHaveLength(20);
     expect(authenticates()).toBe(2);
   });
 });
 
 describe('a client’s value that echoes "token is expired"', () => {
-  const link = (groupCode: string) => client.call(LICENSEE_1001, 'getgroupcodelink', { eventId: 5001, groupCode, attendeeId: 'A-1', registrationEventId: 'R-1' });
+  const link = (groupCode: string) =>
+    client.call(LICENSEE_1001, 'getgroupcodelink', {
+      eventId: 5001,
+      groupCode,
+      attendeeId: 'A-1',
+      registrationEventId: 'R-1',
+    });
 
   it.each([
     ['a 404', {}, 'NOT_FOUND'],
     ['a 200 with success false', { errorWith200: 'success-false' }, 'NOT_FOUND'],
-  ] as const)('in %s: every request gets the service’s refusal, and at most one authenticate per 30 s however many requests', async (_name, variations, code) => {
-    await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
-    emulator.state.variations = { echoValues: true, ...variations };
-    const start = now;
-    // Authenticates sent while the fake clock was in each 30 s window since the token was obtained.
-    const perWindow = new Map<number, number>();
-    for (let second = 0; second < 150; second++) {
+  ] as const)(
+    'in %s: every request gets the service’s refusal, and at most one authenticate per 30 s however many requests',
+    async (_name, variations, code) => {
+      await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
+      emulator.state.variations = { echoValues: true, ...variations };
+      const start = now;
+      // Authenticates sent while the fake clock was in each 30 s window since the token was obtained.
+      const perWindow = new Map<number, number>();
+      for (let second = 0; second < 150; second++) {
+        const before = authenticates();
+        const refused = await failure(link(`token is expired ${second}`));
+        expect([refused.code, refused.message]).toEqual([code, `group code not found: "token is expired ${second}"`]);
+        const window = Math.floor((now - start) / WORDS_RENEWAL_MS);
+        perWindow.set(window, (perWindow.get(window) ?? 0) + authenticates() - before);
+        now += 1_000;
+      }
+      // Renewed once the token was 30 s old, in each window after the first; never more.
+      expect([...perWindow.values()]).toEqual([0, 1, 1, 1, 1]);
+      // Many at once, with a token old enough to doubt: still one.
+      now += WORDS_RENEWAL_MS;
       const before = authenticates();
-      const refused = await failure(link(`token is expired ${second}`));
-      expect([refused.code, refused.message]).toEqual([code, `group code not found: "token is expired ${second}"`]);
-      const window = Math.floor((now - start) / WORDS_RENEWAL_MS);
-      perWindow.set(window, (perWindow.get(window) ?? 0) + authenticates() - before);
-      now += 1_000;
-    }
-    // Renewed once the token was 30 s old, in each window after the first; never more.
-    expect([...perWindow.values()]).toEqual([0, 1, 1, 1, 1]);
-    // Many at once, with a token old enough to doubt: still one.
-    now += WORDS_RENEWAL_MS;
-    const before = authenticates();
-    const refusals = await Promise.all(Array.from({ length: 50 }, (_, i) => failure(link(`Token is expired ${i}`))));
-    expect(refusals.map((e) => e.code)).toEqual(Array(50).fill(code));
-    expect(authenticates() - before).toBe(1);
-    // And the licensee's other calls are served all along.
-    expect((await client.call(LICENSEE_1001, 'getevent', { eventId: 5002 })).eventId).toBe(5002);
-  });
+      const refusals = await Promise.all(Array.from({ length: 50 }, (_, i) => failure(link(`Token is expired ${i}`))));
+      expect(refusals.map((e) => e.code)).toEqual(Array(50).fill(code));
+      expect(authenticates() - before).toBe(1);
+      // And the licensee's other calls are served all along.
+      expect((await client.call(LICENSEE_1001, 'getevent', { eventId: 5002 })).eventId).toBe(5002);
+    },
+  );
 });
 
 describe('secrets', () => {
   it('a message naming the token refuses in words without the token reaching the error or the log', async () => {
     const token = 'tk+/=7';
     const stub = await startStub((endpoint) =>
-      endpoint === 'authenticate' ? { status: 200, body: { token } } : { status: 200, body: { success: false, message: `Token ${token} is expired` } },
+      endpoint === 'authenticate'
+        ? { status: 200, body: { token } }
+        : { status: 200, body: { success: false, message: `Token ${token} is expired` } },
     );
     const lines: string[] = [];
-    const logger = { warn: (obj: object, msg: string) => lines.push(JSON.stringify(obj), msg), debug: (obj: object, msg: string) => lines.push(JSON.stringify(obj), msg) };
+    const logger = {
+      warn: (obj: object, msg: string) => lines.push(JSON.stringify(obj), msg),
+      debug: (obj: object, msg: string) => lines.push(JSON.stringify(obj), msg),
+    };
     const stubbed = clientFor(stub, { now: () => now, logger });
     try {
       const young = await failure(stubbed.call(LICENSEE_1001, 'getevent', { eventId: 5001 }));
       now += WORDS_RENEWAL_MS;
       const renewed = await failure(stubbed.call(LICENSEE_1001, 'getevent', { eventId: 5001 }));
       expect(stub.requests).toEqual(['authenticate', 'getevent', 'getevent', 'authenticate', 'getevent']);
-      for (const error of [young, renewed]) expect(error.message).toBe('the reservation service refused getevent: Token [token] is expired');
+      for (const error of [young, renewed])
+        expect(error.message).toBe('the reservation service refused getevent: Token [token] is expired');
       expect(lines.length).toBeGreaterThan(0);
       const text = JSON.stringify([young, renewed, young.details, renewed.details, lines]);
       expect(text).not.toContain(token);
@@ -179,7 +204,10 @@ describe('through the gateway', () => {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ query: `{ event(eventId: ${eventId}) { eventId } }` }),
       });
-      return (await res.json()) as { data?: { event: { eventId: number } | null }; errors?: { extensions?: { code?: string } }[] };
+      return (await res.json()) as {
+        data?: { event: { eventId: number } | null };
+        errors?: { extensions?: { code?: string } }[];
+      };
     };
     try {
       expect((await query(5001)).data).toEqual({ event: { eventId: 5001 } });

@@ -1,15 +1,35 @@
 // GraphQL Mesh over the REST service, composed from the OpenAPI description in docs/ as a Mesh user
 // would: `npm run compose` writes supergraph.graphql, Hive Gateway serves it (gateway.config.mjs).
 import { defineConfig } from '@graphql-mesh/compose-cli';
-import { mapSchema, MapperKind, pruneSchema } from '@graphql-tools/utils';
+import { MapperKind, mapSchema, pruneSchema } from '@graphql-tools/utils';
 import { loadOpenAPISubgraph } from '@omnigraph/openapi';
 
 /** Everything but the writes: read with queries, as a GraphQL client expects. */
-const READS = ['getevent', 'getgroupcodes', 'gethotels', 'getpickup', 'getshoppingviewhotels', 'getreservation', 'getreservationpagecount', 'geteventquestions', 'getattendeeanswers', 'getattendeeanswerspagecount', 'getcustomfields'];
+const READS = [
+  'getevent',
+  'getgroupcodes',
+  'gethotels',
+  'getpickup',
+  'getshoppingviewhotels',
+  'getreservation',
+  'getreservationpagecount',
+  'geteventquestions',
+  'getattendeeanswers',
+  'getattendeeanswerspagecount',
+  'getcustomfields',
+];
 
 /** The three mailing-list endpoints only answer 410: not worth a field. */
-const withoutRemovedEndpoints = (schema) => pruneSchema(mapSchema(schema, { [MapperKind.ROOT_FIELD]: (config, fieldName) => (fieldName.includes('mailinglist') ? null : config) }));
-const withoutTokenInputs = (schema) => mapSchema(schema, { [MapperKind.INPUT_OBJECT_FIELD]: (config, fieldName) => (fieldName === 'token' ? null : config) });
+const withoutRemovedEndpoints = (schema) =>
+  pruneSchema(
+    mapSchema(schema, {
+      [MapperKind.ROOT_FIELD]: (config, fieldName) => (fieldName.includes('mailinglist') ? null : config),
+    }),
+  );
+const withoutTokenInputs = (schema) =>
+  mapSchema(schema, {
+    [MapperKind.INPUT_OBJECT_FIELD]: (config, fieldName) => (fieldName === 'token' ? null : config),
+  });
 
 export const composeConfig = defineConfig({
   subgraphs: [

@@ -109,7 +109,11 @@ const resolvers = {
   },
   Event: {
     hotels: (event, _, context) => withToken(context, 'gethotels', { eventId: event.eventId }),
-    groupCodes: async (event, _, context) => (await withToken(context, 'getgroupcodes', { eventId: event.eventId })).map((g) => ({ ...g, eventId: event.eventId })),
+    groupCodes: async (event, _, context) =>
+      (await withToken(context, 'getgroupcodes', { eventId: event.eventId })).map((g) => ({
+        ...g,
+        eventId: event.eventId,
+      })),
     reservations: (event, { first, page }) => ({ eventId: event.eventId, first, page }),
   },
   GroupCode: {
@@ -128,7 +132,8 @@ const resolvers = {
       }
       return records.filter((r) => r.index >= start && r.index < start + first);
     },
-    hasNextPage: async ({ eventId, first, page }, _, context) => page * first < (await pageCount(context, eventId)) * SERVICE_PAGE,
+    hasNextPage: async ({ eventId, first, page }, _, context) =>
+      page * first < (await pageCount(context, eventId)) * SERVICE_PAGE,
     // The page count and the last page, as the service offers no count of records.
     totalCount: async ({ eventId }, _, context) => {
       const pages = await pageCount(context, eventId);

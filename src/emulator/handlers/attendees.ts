@@ -3,7 +3,21 @@ import { invalid, notFound, type ParamSpecs } from '../params.ts';
 import { ALL, LINKS, type Route } from '../route.ts';
 import { requireEvent } from './events.ts';
 
-const CONTACT_FIELDS = ['email', 'ccemail', 'salutation', 'firstName', 'lastName', 'companyName', 'address', 'address2', 'city', 'state', 'zip', 'country', 'phone'] as const;
+const CONTACT_FIELDS = [
+  'email',
+  'ccemail',
+  'salutation',
+  'firstName',
+  'lastName',
+  'companyName',
+  'address',
+  'address2',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'phone',
+] as const;
 
 const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 
@@ -21,13 +35,15 @@ export const attendeeRoutes: Route[] = [
       const p = ctx.params as Record<string, string | boolean | undefined>;
       const fields: Record<string, string> = {};
       for (const name of CONTACT_FIELDS) if (typeof p[name] === 'string') fields[name] = p[name];
-      if (fields.email !== undefined && !EMAIL.test(fields.email)) throw invalid('email', 'email is not an email address');
+      if (fields.email !== undefined && !EMAIL.test(fields.email))
+        throw invalid('email', 'email is not an email address');
       if (fields.ccemail !== undefined && !fields.ccemail.split(',').every((e) => EMAIL.test(e.trim()))) {
         throw invalid('ccemail', 'ccemail must be one email address or a comma-separated list of them');
       }
       if (fields.country !== undefined) {
         const alpha2 = toAlpha2(fields.country);
-        if (!alpha2) throw invalid('country', `country ${fields.country} is not a country name, alpha-2 or alpha-3 code`);
+        if (!alpha2)
+          throw invalid('country', `country ${fields.country} is not a country name, alpha-2 or alpha-3 code`);
         fields.country = alpha2;
       }
       const licensee = ctx.licensee.systemIdentifier;
@@ -47,7 +63,19 @@ export const attendeeRoutes: Route[] = [
           if (ctx.store.events.get(eventId)?.licensee !== licensee) continue;
           for (const r of list) {
             if (r.attendeeId !== attendeeId || r.registrationEventId !== registrationEventId) continue;
-            for (const key of ['firstName', 'lastName', 'email', 'phone', 'address', 'address2', 'city', 'state', 'zip', 'country', 'companyName'] as const) {
+            for (const key of [
+              'firstName',
+              'lastName',
+              'email',
+              'phone',
+              'address',
+              'address2',
+              'city',
+              'state',
+              'zip',
+              'country',
+              'companyName',
+            ] as const) {
               if (fields[key] !== undefined) r.contact[key] = fields[key];
             }
             r.modifiedMs = now;
@@ -69,9 +97,15 @@ export const attendeeRoutes: Route[] = [
     handle(ctx) {
       const event = requireEvent(ctx);
       const p = ctx.params as { groupCode: string; attendeeId: string; registrationEventId: string };
-      const code = ctx.store.groupCodesByEvent.get(event.eventId)?.find((g) => g.groupCode.toLowerCase() === p.groupCode.toLowerCase());
+      const code = ctx.store.groupCodesByEvent
+        .get(event.eventId)
+        ?.find((g) => g.groupCode.toLowerCase() === p.groupCode.toLowerCase());
       if (!code) throw notFound('group code', 'groupCode');
-      const query = new URLSearchParams({ groupCode: code.groupCode, attendee: p.attendeeId, registrationEvent: p.registrationEventId });
+      const query = new URLSearchParams({
+        groupCode: code.groupCode,
+        attendee: p.attendeeId,
+        registrationEvent: p.registrationEventId,
+      });
       return { link: `${ctx.baseUrl}/book/${event.eventId}?${query}` };
     },
   },

@@ -1,5 +1,5 @@
 import { invalid, notFound, ServiceError } from '../params.ts';
-import { V102, type Route } from '../route.ts';
+import { type Route, V102 } from '../route.ts';
 import { requireEvent } from './events.ts';
 
 const formatField = (f: { customFieldId: number; name: string; eventId: number | null }) => ({
@@ -15,7 +15,9 @@ export const customFieldRoutes: Route[] = [
     params: { name: { type: 'string', required: true }, eventId: { type: 'int' } },
     handle(ctx) {
       const eventId = ctx.params.eventId === undefined ? null : requireEvent(ctx).eventId;
-      return formatField(ctx.store.createCustomField(ctx.licensee.systemIdentifier, ctx.params.name as string, eventId));
+      return formatField(
+        ctx.store.createCustomField(ctx.licensee.systemIdentifier, ctx.params.name as string, eventId),
+      );
     },
   },
   {
@@ -43,19 +45,44 @@ export const customFieldRoutes: Route[] = [
       registrationEventId: { type: 'string' },
     },
     handle(ctx) {
-      const p = ctx.params as { customFieldId: number; value: string; reservationId?: number; attendeeId?: string; registrationEventId?: string };
+      const p = ctx.params as {
+        customFieldId: number;
+        value: string;
+        reservationId?: number;
+        attendeeId?: string;
+        registrationEventId?: string;
+      };
       const onAttendee = p.attendeeId !== undefined || p.registrationEventId !== undefined;
       if (p.reservationId !== undefined && onAttendee) {
         throw invalid('reservationId', 'give either reservationId, or attendeeId and registrationEventId, not both');
       }
       if (p.reservationId === undefined) {
-        if (!onAttendee) throw new ServiceError(400, 'MISSING_PARAMETER', 'reservationId, or attendeeId and registrationEventId, is required', 'reservationId');
-        if (p.attendeeId === undefined) throw new ServiceError(400, 'MISSING_PARAMETER', 'attendeeId is required with registrationEventId', 'attendeeId');
-        if (p.registrationEventId === undefined) throw new ServiceError(400, 'MISSING_PARAMETER', 'registrationEventId is required with attendeeId', 'registrationEventId');
+        if (!onAttendee)
+          throw new ServiceError(
+            400,
+            'MISSING_PARAMETER',
+            'reservationId, or attendeeId and registrationEventId, is required',
+            'reservationId',
+          );
+        if (p.attendeeId === undefined)
+          throw new ServiceError(
+            400,
+            'MISSING_PARAMETER',
+            'attendeeId is required with registrationEventId',
+            'attendeeId',
+          );
+        if (p.registrationEventId === undefined)
+          throw new ServiceError(
+            400,
+            'MISSING_PARAMETER',
+            'registrationEventId is required with attendeeId',
+            'registrationEventId',
+          );
       }
       const field = ctx.store.customFields.get(p.customFieldId);
       if (!field || field.licensee !== ctx.licensee.systemIdentifier) throw notFound('custom field', 'customFieldId');
-      const restricted = () => invalid('customFieldId', `custom field ${field.customFieldId} is restricted to event ${field.eventId}`);
+      const restricted = () =>
+        invalid('customFieldId', `custom field ${field.customFieldId} is restricted to event ${field.eventId}`);
       if (p.reservationId !== undefined) {
         const reservation = ctx.store.reservationOf(ctx.licensee.systemIdentifier, p.reservationId);
         if (!reservation) throw notFound('reservation', 'reservationId');

@@ -1,7 +1,7 @@
 import { formatDay, parseDay } from '../dates.ts';
 import { formatEvent } from '../format.ts';
 import { invalid, notFound } from '../params.ts';
-import { ALL, V102, type HandlerContext, type Route } from '../route.ts';
+import { ALL, type HandlerContext, type Route, V102 } from '../route.ts';
 
 export function requireEvent(ctx: HandlerContext) {
   const event = ctx.store.eventOf(ctx.licensee.systemIdentifier, ctx.params.eventId as number);
@@ -87,7 +87,11 @@ export const eventRoutes: Route[] = [
       const parsed = entries.map((entry: unknown, i) => {
         const e = entry as { date?: unknown; rooms?: unknown };
         const day = typeof e?.date === 'string' ? parseDay(e.date) : null;
-        if (day === null) throw invalid('actualized', `actualized[${i}].date must be a date like 13-Mar-2027, in the years 1000 to 9999`);
+        if (day === null)
+          throw invalid(
+            'actualized',
+            `actualized[${i}].date must be a date like 13-Mar-2027, in the years 1000 to 9999`,
+          );
         // The same night twice is a caller's mistake: which of the two numbers it meant is unknown.
         if (seen.has(day)) throw invalid('actualized', `actualized[${i}].date ${formatDay(day)} is given twice`);
         seen.add(day);

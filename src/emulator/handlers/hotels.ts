@@ -1,8 +1,8 @@
-import { formatDay, type Day } from '../dates.ts';
+import { type Day, formatDay } from '../dates.ts';
 import { formatHotel } from '../format.ts';
 import { HOTEL_STATUSES, type HotelRecord } from '../model.ts';
 import { invalid, type ParamSpecs, type ValuesOf } from '../params.ts';
-import { ALL, V102, type HandlerContext, type Route } from '../route.ts';
+import { ALL, type HandlerContext, type Route, V102 } from '../route.ts';
 import { requireEvent } from './events.ts';
 
 const MAX_STAY_NIGHTS = 366;
@@ -57,13 +57,19 @@ export const hotelRoutes: Route[] = [
       const event = requireEvent(ctx);
       const p = ctx.params as ValuesOf<typeof shoppingViewSpecs>;
       if ((p.checkInDate === undefined) !== (p.checkOutDate === undefined)) {
-        throw invalid(p.checkInDate === undefined ? 'checkInDate' : 'checkOutDate', 'checkInDate and checkOutDate go together');
+        throw invalid(
+          p.checkInDate === undefined ? 'checkInDate' : 'checkOutDate',
+          'checkInDate and checkOutDate go together',
+        );
       }
       const stay = p.checkInDate !== undefined ? { from: p.checkInDate, to: p.checkOutDate! } : undefined;
       if (stay && stay.to <= stay.from) throw invalid('checkOutDate', 'checkOutDate must be after checkInDate');
       // Availability is worked out night by night: an unbounded stay held the service for minutes.
       if (stay && stay.to - stay.from > MAX_STAY_NIGHTS) {
-        throw invalid('checkOutDate', `a stay is at most ${MAX_STAY_NIGHTS} nights: checkOutDate is ${stay.to - stay.from} nights after checkInDate`);
+        throw invalid(
+          'checkOutDate',
+          `a stay is at most ${MAX_STAY_NIGHTS} nights: checkOutDate is ${stay.to - stay.from} nights after checkInDate`,
+        );
       }
       const now = ctx.clock.now();
       const pickup = stay ? ctx.store.pickupOf(event.eventId) : undefined;
@@ -76,7 +82,10 @@ export const hotelRoutes: Route[] = [
         if (rooms && rooms.length === 0) continue;
         if (p.scope === 'simple') {
           const rates = rooms?.flatMap((r) => r.rates) ?? [];
-          const lowest = rates.reduce<(typeof rates)[number] | undefined>((low, r) => (!low || r.amount < low.amount ? r : low), undefined);
+          const lowest = rates.reduce<(typeof rates)[number] | undefined>(
+            (low, r) => (!low || r.amount < low.amount ? r : low),
+            undefined,
+          );
           out.push({
             hotelId: hotel.hotelId,
             name: hotel.name,
@@ -104,7 +113,12 @@ export const hotelRoutes: Route[] = [
 ];
 
 /** Room types of the main block with inventory on every night of the stay, with their rates. */
-function availableRooms(ctx: HandlerContext, hotel: HotelRecord, stay: { from: Day; to: Day }, pickup: Map<string, number>) {
+function availableRooms(
+  ctx: HandlerContext,
+  hotel: HotelRecord,
+  stay: { from: Day; to: Day },
+  pickup: Map<string, number>,
+) {
   const rooms = [];
   for (const roomType of hotel.roomTypes) {
     let available = Infinity;

@@ -1,6 +1,6 @@
 import { formatAnswer, questionJson } from '../format.ts';
 import { invalid, ServiceError } from '../params.ts';
-import { page, pageCount, RawJson, V101_UP, type HandlerContext, type Route } from '../route.ts';
+import { type HandlerContext, page, pageCount, RawJson, type Route, V101_UP } from '../route.ts';
 import { questionKey } from '../store.ts';
 import { requireEvent } from './events.ts';
 
@@ -19,9 +19,11 @@ function readOptions(members: [string, unknown][]): [string, string][] {
   if (members.length === 0) throw invalid('options', 'options must hold at least one option');
   const options = new Map<string, string>();
   for (const [key, label] of members) {
-    if (typeof label !== 'string' && typeof label !== 'number') throw invalid('options', `option ${key} must have a text label`);
+    if (typeof label !== 'string' && typeof label !== 'number')
+      throw invalid('options', `option ${key} must have a text label`);
     const text = String(label);
-    if (text.length === 0 || text.length > 100) throw invalid('options', `label of option ${key} must be 1 to 100 characters`);
+    if (text.length === 0 || text.length > 100)
+      throw invalid('options', `label of option ${key} must be 1 to 100 characters`);
     if (key.length > 255) throw invalid('options', 'an option value is longer than 255 characters');
     options.set(key, text);
   }
@@ -43,7 +45,13 @@ export const questionRoutes: Route[] = [
     },
     handle(ctx) {
       const eventId = questionEvent(ctx);
-      const p = ctx.params as { questionId: number; question: string; type: string; options?: [string, unknown][]; enabled: boolean };
+      const p = ctx.params as {
+        questionId: number;
+        question: string;
+        type: string;
+        options?: [string, unknown][];
+        enabled: boolean;
+      };
       const type = p.type === '2' ? 2 : 1;
       if (type === 2 && p.options === undefined) {
         throw new ServiceError(400, 'MISSING_PARAMETER', 'options is required when type is 2 (select box)', 'options');
@@ -88,7 +96,9 @@ export const questionRoutes: Route[] = [
       const pageNumber = (ctx.params.page as number | undefined) ?? 1;
       if (pageNumber < 1) throw invalid('page', 'page must be 1 or more');
       const licensee = ctx.licensee.systemIdentifier;
-      return page(ctx.store.answersOf(event.eventId), pageNumber).map((a) => formatAnswer(a, ctx.store, licensee, ctx.licensee.timeZone));
+      return page(ctx.store.answersOf(event.eventId), pageNumber).map((a) =>
+        formatAnswer(a, ctx.store, licensee, ctx.licensee.timeZone),
+      );
     },
   },
   {

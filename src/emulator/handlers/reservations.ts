@@ -1,7 +1,7 @@
-import { formatReservation, type DetailFlags } from '../format.ts';
-import { RESERVATION_STATUSES, ROOM_STATUSES, type ReservationRecord } from '../model.ts';
+import { type DetailFlags, formatReservation } from '../format.ts';
+import { RESERVATION_STATUSES, type ReservationRecord, ROOM_STATUSES } from '../model.ts';
 import { invalid, notFound, type ParamSpecs, type ValuesOf } from '../params.ts';
-import { LINKS, page, pageCount, RawJson, V101_UP, type HandlerContext, type Route } from '../route.ts';
+import { type HandlerContext, LINKS, page, pageCount, RawJson, type Route, V101_UP } from '../route.ts';
 import { requireEvent } from './events.ts';
 
 const filterSpecs = {
@@ -46,7 +46,8 @@ function matches(r: ReservationRecord, f: Filters): boolean {
     (f.hotelId === undefined || r.hotelId === f.hotelId) &&
     same(r.contact.email, f.contactEmail) &&
     same(r.contact.lastName, f.contactLastName) &&
-    (f.guestLastName === undefined || r.rooms.some((room) => room.guests.some((g) => same(g.lastName, f.guestLastName)))) &&
+    (f.guestLastName === undefined ||
+      r.rooms.some((room) => room.guests.some((g) => same(g.lastName, f.guestLastName)))) &&
     same(r.confirmationNumber, f.confirmationNumber) &&
     same(r.groupCode, f.groupCode) &&
     (f.reservationStatus === undefined || r.status === f.reservationStatus) &&

@@ -22,7 +22,8 @@ export interface RecentError {
 const RECENT_ERRORS = 20;
 
 /** An attempt the service did not answer usefully: no answer, 429 or 5xx. */
-export const isFailedAttempt = (status: AttemptEvent['status']) => typeof status !== 'number' || status === 429 || status >= 500;
+export const isFailedAttempt = (status: AttemptEvent['status']) =>
+  typeof status !== 'number' || status === 429 || status >= 500;
 
 /**
  * The gateway's Prometheus metrics (prom-client, a registry of its own per gateway). Labels are
@@ -36,7 +37,9 @@ export class GatewayMetrics implements UpstreamObserver {
 
   readonly upstreamRequests = new Counter({
     name: 'gateway_upstream_requests_total',
-    help: 'Requests sent to the reservation service (each attempt), by licensee, endpoint, version and HTTP status (or network/timeout).',
+    help:
+      'Requests sent to the reservation service (each attempt), by licensee, endpoint, version and ' +
+      'HTTP status (or network/timeout).',
     labelNames: ['licensee', 'endpoint', 'version', 'status'] as const,
     registers: [this.registry],
   });
@@ -97,13 +100,39 @@ export class GatewayMetrics implements UpstreamObserver {
         },
       });
     const countFeeds = (count: (feed: { members: number; polling: boolean }) => number) => (licensee: string) =>
-      live.feeds().filter((feed) => feed.licenseeId === licensee).reduce((sum, feed) => sum + count(feed), 0);
-    perLicensee('gateway_upstream_budget_used', 'Requests counted in the licensee’s current rate window (in flight included).', (licensee) => live.budgetUsed(licensee));
-    perLicensee('gateway_upstream_budget_limit', 'Requests the licensee may send per rate window (the margin taken off).', (licensee) => live.budgetLimit(licensee));
-    perLicensee('gateway_upstream_queue_length', 'Calls waiting for the licensee’s budget.', (licensee) => live.queueLength(licensee));
-    perLicensee('gateway_upstream_token_age_seconds', 'Age of the licensee’s token (since its last authenticate answered 200); -1 before the first.', (licensee) => this.tokenAgeSeconds(licensee));
-    perLicensee('gateway_change_pollers', 'Change feeds this replica polls for the licensee (one per event subscribed to; with replicas on Redis, one replica polls each).', countFeeds((feed) => (feed.polling ? 1 : 0)));
-    perLicensee('gateway_change_subscribers', 'Subscribers of the licensee’s change feeds.', countFeeds((feed) => feed.members));
+      live
+        .feeds()
+        .filter((feed) => feed.licenseeId === licensee)
+        .reduce((sum, feed) => sum + count(feed), 0);
+    perLicensee(
+      'gateway_upstream_budget_used',
+      'Requests counted in the licensee’s current rate window (in flight included).',
+      (licensee) => live.budgetUsed(licensee),
+    );
+    perLicensee(
+      'gateway_upstream_budget_limit',
+      'Requests the licensee may send per rate window (the margin taken off).',
+      (licensee) => live.budgetLimit(licensee),
+    );
+    perLicensee('gateway_upstream_queue_length', 'Calls waiting for the licensee’s budget.', (licensee) =>
+      live.queueLength(licensee),
+    );
+    perLicensee(
+      'gateway_upstream_token_age_seconds',
+      'Age of the licensee’s token (since its last authenticate answered 200); -1 before the first.',
+      (licensee) => this.tokenAgeSeconds(licensee),
+    );
+    perLicensee(
+      'gateway_change_pollers',
+      'Change feeds this replica polls for the licensee (one per event subscribed to; with replicas ' +
+        'on Redis, one replica polls each).',
+      countFeeds((feed) => (feed.polling ? 1 : 0)),
+    );
+    perLicensee(
+      'gateway_change_subscribers',
+      'Subscribers of the licensee’s change feeds.',
+      countFeeds((feed) => feed.members),
+    );
   }
 
   attempt(event: AttemptEvent): void {
@@ -118,7 +147,12 @@ export class GatewayMetrics implements UpstreamObserver {
       }
     }
     if (isFailedAttempt(event.status)) {
-      this.recentErrors.unshift({ at: event.startedAt, licensee: event.licensee, endpoint: event.endpoint, status: event.status });
+      this.recentErrors.unshift({
+        at: event.startedAt,
+        licensee: event.licensee,
+        endpoint: event.endpoint,
+        status: event.status,
+      });
       this.recentErrors.length = Math.min(this.recentErrors.length, RECENT_ERRORS);
     }
   }

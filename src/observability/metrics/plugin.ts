@@ -1,7 +1,7 @@
-import { getOperationAST, Kind, parse, type DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST, Kind, parse } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import type { GatewayMetrics } from './gateway-metrics.ts';
 import { ErrorCode } from '../../error-codes.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
 
 interface OperationSeen {
   startedAt: number;
@@ -14,7 +14,10 @@ interface OperationSeen {
  * OPERATION_NAMES. Any other name is the client's word, `other`: first come, first labelled let the
  * first names any client sent take every label for good (and a label's series is never freed).
  */
-export function labelledOperationNames(allowList: readonly string[], trustedDocuments: Iterable<string> = []): Set<string> {
+export function labelledOperationNames(
+  allowList: readonly string[],
+  trustedDocuments: Iterable<string> = [],
+): Set<string> {
   const names = new Set(allowList);
   for (const text of trustedDocuments) {
     for (const definition of parse(text, { noLocation: true }).definitions) {
@@ -31,8 +34,13 @@ export function labelledOperationNames(allowList: readonly string[], trustedDocu
  */
 export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<string>): Plugin {
   const seen = new WeakMap<Request, OperationSeen>();
-  const labelOf = (name: string | null | undefined) => (!name ? 'anonymous' : operationNames.has(name) ? name : 'other');
-  const noteOperation = (request: Request | undefined, document: DocumentNode, operationName: string | null | undefined) => {
+  const labelOf = (name: string | null | undefined) =>
+    !name ? 'anonymous' : operationNames.has(name) ? name : 'other';
+  const noteOperation = (
+    request: Request | undefined,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+  ) => {
     const record = request && seen.get(request);
     if (!record) return;
     const operation = getOperationAST(document, operationName);
@@ -42,7 +50,11 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
   return {
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname === '/metrics') {
-        return endResponse(new fetchAPI.Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
+        return endResponse(
+          new fetchAPI.Response(await metrics.registry.metrics(), {
+            headers: { 'content-type': metrics.registry.contentType },
+          }),
+        );
       }
       seen.set(request, { startedAt: performance.now(), name: 'unknown', type: 'unknown' });
     },
@@ -59,7 +71,9 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
       const labels = { operation: record.name, type: record.type };
       metrics.operationDuration.observe(labels, (performance.now() - record.startedAt) / 1000);
       if (isAsyncIterable(result)) return void metrics.operations.inc({ ...labels, outcome: 'stream' });
-      const codes = (Array.isArray(result) ? result : [result]).flatMap((one) => (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)));
+      const codes = (Array.isArray(result) ? result : [result]).flatMap((one) =>
+        (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)),
+      );
       metrics.operations.inc({ ...labels, outcome: codes[0] ?? 'ok' });
       for (const code of codes) metrics.refusals.inc({ code });
     },

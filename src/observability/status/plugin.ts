@@ -27,10 +27,22 @@ export function useStatusPage(metrics: GatewayMetrics, licensees: readonly strin
   return {
     async onRequest({ url, endResponse, fetchAPI }) {
       if (url.pathname === '/status') {
-        endResponse(new fetchAPI.Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_POLICY, 'cache-control': 'no-store' } }));
+        endResponse(
+          new fetchAPI.Response(PAGE, {
+            headers: {
+              'content-type': 'text/html; charset=utf-8',
+              'content-security-policy': PAGE_POLICY,
+              'cache-control': 'no-store',
+            },
+          }),
+        );
       } else if (url.pathname === '/status.json') {
         const snapshot = await statusSnapshot(metrics, history, licensees);
-        endResponse(new fetchAPI.Response(JSON.stringify(snapshot), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } }));
+        endResponse(
+          new fetchAPI.Response(JSON.stringify(snapshot), {
+            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          }),
+        );
       }
     },
   };

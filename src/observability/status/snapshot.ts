@@ -28,18 +28,31 @@ export interface StatusSnapshot {
 
 type Values = { labels: Partial<Record<string, string | number>>; value: number }[];
 
-const sum = (values: Values, keep: (labels: Values[number]['labels']) => boolean) => values.filter(({ labels }) => keep(labels)).reduce((total, { value }) => total + value, 0);
+const sum = (values: Values, keep: (labels: Values[number]['labels']) => boolean) =>
+  values.filter(({ labels }) => keep(labels)).reduce((total, { value }) => total + value, 0);
 
 /** The status page's data, from the same registry /metrics serves (so the two always agree). */
-export async function statusSnapshot(metrics: GatewayMetrics, history: BudgetHistory, licensees: readonly string[]): Promise<StatusSnapshot> {
+export async function statusSnapshot(
+  metrics: GatewayMetrics,
+  history: BudgetHistory,
+  licensees: readonly string[],
+): Promise<StatusSnapshot> {
   await history.sample();
   const gauge = async (name: string) => ((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []) as Values;
   const [used, limit, queue, tokenAge, pollers, subscribers] = await Promise.all(
-    ['gateway_upstream_budget_used', 'gateway_upstream_budget_limit', 'gateway_upstream_queue_length', 'gateway_upstream_token_age_seconds', 'gateway_change_pollers', 'gateway_change_subscribers'].map(gauge),
+    [
+      'gateway_upstream_budget_used',
+      'gateway_upstream_budget_limit',
+      'gateway_upstream_queue_length',
+      'gateway_upstream_token_age_seconds',
+      'gateway_change_pollers',
+      'gateway_change_subscribers',
+    ].map(gauge),
   );
   const requests = (await metrics.upstreamRequests.get()).values as Values;
   const cache = (await metrics.cacheReads.get()).values as Values;
-  const of = (values: Values | undefined, licensee: string) => sum(values ?? [], (labels) => labels.licensee === licensee);
+  const of = (values: Values | undefined, licensee: string) =>
+    sum(values ?? [], (labels) => labels.licensee === licensee);
   return {
     at: Date.now(),
     licensees: licensees.map((licensee) => {

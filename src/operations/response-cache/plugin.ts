@@ -1,11 +1,11 @@
 import { useResponseCache } from '@envelop/response-cache';
-import { getOperationAST, print, type DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST, print } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { defersOrStreams } from '../incremental.ts';
-import { rootFields } from '../../schema/selection.ts';
 import type { GatewayContext } from '../../resolvers/context.ts';
+import { rootFields } from '../../schema/selection.ts';
+import { defersOrStreams } from '../incremental.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
-import { FALLBACK_TTL, type CachedType } from './ttls.ts';
+import { type CachedType, FALLBACK_TTL } from './ttls.ts';
 import { CHANGED_BY_MUTATION } from './writes.ts';
 
 /**
@@ -49,7 +49,8 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     if (!store) stores.set(licensee, (store = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS)));
     return store;
   };
-  const invalidate = (licensee: string, types: readonly CachedType[]) => stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
+  const invalidate = (licensee: string, types: readonly CachedType[]) =>
+    stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
   const incremental = new WeakSet<object>();
   const plugins: Plugin[] = [
     {
@@ -69,7 +70,8 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       ttlPerSchemaCoordinate: { ...settings.ttls, 'Query.__schema': 0, 'Query.__type': 0 },
       shouldCacheResult: ({ result }) => !result.errors?.length,
       // The document as the client sent it when there is one (no printing), else printed once.
-      getDocumentString: (args) => (args.contextValue as { params?: { query?: string } }).params?.query ?? printed(args.document),
+      getDocumentString: (args) =>
+        (args.contextValue as { params?: { query?: string } }).params?.query ?? printed(args.document),
       // Shown only with X-Show-Cost: 1 (audit.ts removes it otherwise, with metadata.ts).
       includeExtensionMetadata: true,
     }) as Plugin,
@@ -80,7 +82,9 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
         const operation = getOperationAST(args.document, args.operationName);
         if (operation?.operation !== 'mutation') return;
         // Wherever a mutation field is written: `mutation { ... on Mutation { createCustomField … } }` changes as much.
-        const changed = new Set<CachedType>(rootFields(args.document, operation).flatMap((field) => CHANGED_BY_MUTATION[field.name.value] ?? []));
+        const changed = new Set<CachedType>(
+          rootFields(args.document, operation).flatMap((field) => CHANGED_BY_MUTATION[field.name.value] ?? []),
+        );
         const licensee = (args.contextValue as unknown as GatewayContext).principal.licenseeId;
         return {
           onExecuteDone: async () => {

@@ -40,13 +40,18 @@ export const LONGEST_TTL = 86_400_000;
 export function parseTtls(text: string): { ttls: Record<CachedType, number>; problems: string[] } {
   const ttls: Record<CachedType, number> = { ...DEFAULT_TTLS };
   const problems: string[] = [];
-  for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = /^([A-Za-z]+)\s*=\s*(\d+)$/.exec(entry);
     const type = match?.[1];
     if (!match || type === undefined) {
       problems.push(`${JSON.stringify(entry)} must be Type=milliseconds, like Event=60000`);
     } else if (!isCachedType(type)) {
-      problems.push(`${JSON.stringify(type)} is not a type whose lifetime can be set (one of ${CACHED_TYPES.join(', ')})`);
+      problems.push(
+        `${JSON.stringify(type)} is not a type whose lifetime can be set (one of ${CACHED_TYPES.join(', ')})`,
+      );
     } else if (Number(match[2]) > LONGEST_TTL) {
       problems.push(`${type}=${match[2]} is longer than a day (at most ${LONGEST_TTL})`);
     } else {

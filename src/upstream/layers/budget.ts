@@ -1,5 +1,5 @@
-import type { Layer } from '../call.ts';
 import type { RateBudget } from '../budget.ts';
+import type { Layer } from '../call.ts';
 import { AttemptFailure } from '../errors.ts';
 
 type Logger = { warn(obj: object, msg: string): void };
@@ -21,7 +21,10 @@ export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
     } catch (error) {
       if (error instanceof AttemptFailure && error.kind === 'throttled') {
         const waitMs = budget.throttle(licensee, slot, error.retryAfterMs);
-        logger?.warn({ endpoint: call.name, licensee, waitMs, retryAfter: error.retryAfterMs !== undefined }, 'upstream answered 429; holding this licensee back');
+        logger?.warn(
+          { endpoint: call.name, licensee, waitMs, retryAfter: error.retryAfterMs !== undefined },
+          'upstream answered 429; holding this licensee back',
+        );
       } else if (!(error instanceof AttemptFailure)) {
         // The service answered (a refusal is an answer): it is taking requests again.
         budget.recovered(licensee);

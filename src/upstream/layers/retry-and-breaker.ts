@@ -1,7 +1,6 @@
 import type { Layer } from '../call.ts';
-import { UpstreamUnavailableError } from '../errors.ts';
-import { AttemptFailure } from '../errors.ts';
-import { createRetry, type Breaker } from '../resilience.ts';
+import { AttemptFailure, UpstreamUnavailableError } from '../errors.ts';
+import { type Breaker, createRetry } from '../resilience.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt of an idempotent call. */
@@ -19,13 +18,21 @@ export interface RetryOptions {
  */
 export function retryLayer({ maxRetries, breaker, now = Date.now }: RetryOptions): Layer {
   return (next) => async (call) => {
-    const shouldRetry = (e: Error) => e instanceof AttemptFailure && (call.endpoint.idempotent || !e.maybeProcessed) && now() < call.deadline;
+    const shouldRetry = (e: Error) =>
+      e instanceof AttemptFailure && (call.endpoint.idempotent || !e.maybeProcessed) && now() < call.deadline;
     const policy = createRetry(maxRetries, shouldRetry, call.deadline, now);
     let last: unknown;
     return policy.execute(({ attempt }) => {
       // A backoff that ran past the deadline ends with the failure that caused it, not RATE_LIMITED.
       if (attempt > 0 && now() >= call.deadline) throw last;
-      const once = breaker ? throughBreaker(breaker, () => next(call), call.deadline - now(), () => lateError(last)) : next(call);
+      const once = breaker
+        ? throughBreaker(
+            breaker,
+            () => next(call),
+            call.deadline - now(),
+            () => lateError(last),
+          )
+        : next(call);
       return once.catch((error: unknown) => {
         last = error;
         throw error;
@@ -39,7 +46,12 @@ export function retryLayer({ maxRetries, breaker, now = Date.now }: RetryOptions
  * call wait for the probe's outcome: that wait ends at the deadline, but an attempt already
  * started is never cut off by it (its own timeouts bound it).
  */
-function throughBreaker(breaker: Breaker, attempt: () => Promise<unknown>, waitAtMostMs: number, onLate: () => Error): Promise<unknown> {
+function throughBreaker(
+  breaker: Breaker,
+  attempt: () => Promise<unknown>,
+  waitAtMostMs: number,
+  onLate: () => Error,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let started = false;
     let gaveUp = false;
@@ -52,11 +64,14 @@ function throughBreaker(breaker: Breaker, attempt: () => Promise<unknown>, waitA
       clearTimeout(timer);
       return attempt();
     });
-    timer = setTimeout(() => {
-      if (started) return;
-      gaveUp = true;
-      reject(onLate());
-    }, Math.max(0, waitAtMostMs));
+    timer = setTimeout(
+      () => {
+        if (started) return;
+        gaveUp = true;
+        reject(onLate());
+      },
+      Math.max(0, waitAtMostMs),
+    );
     run.then(
       (value) => {
         clearTimeout(timer);

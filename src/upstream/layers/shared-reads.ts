@@ -1,4 +1,4 @@
-import { stableKey, type CacheStore } from '../cache.ts';
+import { type CacheStore, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
 import type { AnyEndpoint } from '../endpoints.ts';
 
@@ -36,9 +36,13 @@ export class SharedReads {
     if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) return shared.pending;
 
     const pending = next(call).then(async (result) => {
-      const unchanged = sameGenerations(generations, tags.map((tag) => this.generation(tag)));
+      const unchanged = sameGenerations(
+        generations,
+        tags.map((tag) => this.generation(tag)),
+      );
       if (ttlMs > 0 && unchanged) await this.cache.set(key, result, ttlMs, tags);
-      for (const tag of endpoint.invalidates?.(call.params) ?? []) await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
+      for (const tag of endpoint.invalidates?.(call.params) ?? [])
+        await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
       return result;
     });
     if (endpoint.idempotent) {

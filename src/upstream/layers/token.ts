@@ -25,7 +25,10 @@ export function tokenLayer(tokens: TokenManager, logger?: Logger): Layer {
       if (error.wordsOnly) {
         const renewed = await tokens.renewRefusedByWords(call.licensee, held, call.deadline);
         if (!renewed) {
-          logger?.debug(log, 'a message names the token as refused, too soon to renew it for words; passed on as the service’s refusal');
+          logger?.debug(
+            log,
+            'a message names the token as refused, too soon to renew it for words; passed on as the service’s refusal',
+          );
           throw error.wordsOnly.refusal;
         }
         logger?.debug(log, 'a message names the token as refused; repeating with a renewed one');

@@ -71,7 +71,14 @@ export interface OwnSend {
 }
 
 type ScriptClient = Redis & {
-  budgetTake(done: string, flying: string, now: number, limit: number, slot: string, flyingUntil: number): Promise<[number, string?]>;
+  budgetTake(
+    done: string,
+    flying: string,
+    now: number,
+    limit: number,
+    slot: string,
+    flyingUntil: number,
+  ): Promise<[number, string?]>;
   budgetRecord(done: string, flying: string, ...args: (string | number)[]): Promise<number>;
 };
 
@@ -117,7 +124,13 @@ export class RedisBudgetStore implements BudgetStore {
   async take(licensee: string, now: number, limit: number, windowMs: number) {
     const slot = `${this.connection.replicaId}:${++this.next}`;
     const heardBefore = this.heard.get(licensee) ?? 0;
-    const [taken, freeAt] = await this.redis.budgetTake(...this.keys(licensee), now, limit, slot, now + this.options.longestCallMs + windowMs);
+    const [taken, freeAt] = await this.redis.budgetTake(
+      ...this.keys(licensee),
+      now,
+      limit,
+      slot,
+      now + this.options.longestCallMs + windowMs,
+    );
     if (taken === 1) return { taken: true as const, slot };
     // A slot freed while the script ran: the waiter's pump may have been busy, so it must look again.
     if ((this.heard.get(licensee) ?? 0) !== heardBefore) return { taken: false as const, freeAt: now };
@@ -131,7 +144,10 @@ export class RedisBudgetStore implements BudgetStore {
 
   async freeTimes(licensee: string, now: number) {
     const [done, flying] = this.keys(licensee);
-    const [scores, inFlight] = await Promise.all([this.redis.zrangebyscore(done, `(${now}`, '+inf', 'WITHSCORES'), this.redis.zcount(flying, `(${now}`, '+inf')]);
+    const [scores, inFlight] = await Promise.all([
+      this.redis.zrangebyscore(done, `(${now}`, '+inf', 'WITHSCORES'),
+      this.redis.zcount(flying, `(${now}`, '+inf'),
+    ]);
     const times: number[] = [];
     for (let i = 1; i < scores.length; i += 2) times.push(Number(scores[i]));
     return [...times, ...Array<number>(inFlight).fill(Infinity)];
@@ -140,8 +156,12 @@ export class RedisBudgetStore implements BudgetStore {
   /** Writes sends into Redis: finished ones until a window after they finished, calls in flight until their latest end. */
   async record(licensee: string, now: number, sends: OwnSend[]): Promise<void> {
     const { windowMs } = this.options;
-    const finished = sends.filter((send) => send.finishedAt !== undefined).flatMap((send) => [send.slot, send.finishedAt! + windowMs]);
-    const flying = sends.filter((send) => send.finishedAt === undefined).flatMap((send) => [send.slot, send.takenAt + this.options.longestCallMs + windowMs]);
+    const finished = sends
+      .filter((send) => send.finishedAt !== undefined)
+      .flatMap((send) => [send.slot, send.finishedAt! + windowMs]);
+    const flying = sends
+      .filter((send) => send.finishedAt === undefined)
+      .flatMap((send) => [send.slot, send.takenAt + this.options.longestCallMs + windowMs]);
     await this.redis.budgetRecord(...this.keys(licensee), now, ...finished, '|', ...flying);
   }
 

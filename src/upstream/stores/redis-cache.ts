@@ -89,7 +89,9 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async get(key: string): Promise<unknown> {
-    const [answer, counter] = await this.redis.cacheGetOrCounter(this.answerKey(key), this.counterKey()).catch(() => [null] as const);
+    const [answer, counter] = await this.redis
+      .cacheGetOrCounter(this.answerKey(key), this.counterKey())
+      .catch(() => [null] as const);
     if (answer) return JSON.parse(answer);
     if (counter !== undefined && !this.missedAt.has(key)) {
       if (this.missedAt.size >= MAX_NOTED_MISSES) this.missedAt.delete(this.missedAt.keys().next().value!);
@@ -104,7 +106,16 @@ export class RedisCacheStore implements CacheStore {
     // No miss noted (Redis was away when the read began): the read's age is unknown, so it is not stored.
     if (missedAt === undefined) return;
     const keys = [this.answerKey(key), ...tags.map((tag) => this.tagKey(tag)), ...tags.map((tag) => this.markKey(tag))];
-    await this.redis.cacheSetUnlessDropped(keys.length, ...keys, JSON.stringify(value), Math.max(1, Math.round(ttlMs)), missedAt, tags.length).catch(() => undefined);
+    await this.redis
+      .cacheSetUnlessDropped(
+        keys.length,
+        ...keys,
+        JSON.stringify(value),
+        Math.max(1, Math.round(ttlMs)),
+        missedAt,
+        tags.length,
+      )
+      .catch(() => undefined);
   }
 
   async dropTag(tag: string): Promise<void> {

@@ -136,7 +136,8 @@ export class FallbackBudgetStore implements BudgetStore {
       this.local = true;
       this.options.logger?.warn(
         { share: this.options.share, error: (error as Error).message },
-        'Redis unreachable: the rate budget falls back to this replica’s share of each limit (REDIS_FALLBACK_SHARE) while it is away',
+        'Redis unreachable: the rate budget falls back to this replica’s share of each limit ' +
+          '(REDIS_FALLBACK_SHARE) while it is away',
       );
     }
     this.probeLater();
@@ -144,10 +145,13 @@ export class FallbackBudgetStore implements BudgetStore {
 
   private probeLater(): void {
     if (this.closed || this.probe) return;
-    this.probe = setTimeout(() => {
-      this.probe = undefined;
-      void this.tryReturn();
-    }, this.options.probeEveryMs ?? Math.min(1_000, this.options.windowMs / 4));
+    this.probe = setTimeout(
+      () => {
+        this.probe = undefined;
+        void this.tryReturn();
+      },
+      this.options.probeEveryMs ?? Math.min(1_000, this.options.windowMs / 4),
+    );
     this.probe.unref();
   }
 
@@ -157,7 +161,8 @@ export class FallbackBudgetStore implements BudgetStore {
     this.returning = true;
     try {
       const now = this.now();
-      for (const licensee of this.journal.keys()) await this.shared.record(licensee, now, [...this.sendsOf(licensee, now).values()]);
+      for (const licensee of this.journal.keys())
+        await this.shared.record(licensee, now, [...this.sendsOf(licensee, now).values()]);
       this.local = false;
       this.options.logger?.info({}, 'Redis reachable again: the rate budget is shared through Redis again');
     } catch {
@@ -169,5 +174,7 @@ export class FallbackBudgetStore implements BudgetStore {
 }
 
 function freeTimesOf(sends: Map<string, OwnSend>, windowMs: number): number[] {
-  return [...sends.values()].map((send) => (send.finishedAt === undefined ? Infinity : send.finishedAt + windowMs)).sort((a, b) => a - b);
+  return [...sends.values()]
+    .map((send) => (send.finishedAt === undefined ? Infinity : send.finishedAt + windowMs))
+    .sort((a, b) => a - b);
 }

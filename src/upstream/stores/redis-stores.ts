@@ -24,8 +24,15 @@ export interface SharedStores {
 
 /** The budget, token and cache stores of every replica on one Redis, listening to each other's announcements. */
 export async function sharedStores(connection: RedisConnection, options: SharedStoreOptions): Promise<SharedStores> {
-  const redisBudget = new RedisBudgetStore(connection, { windowMs: options.windowMs, longestCallMs: 3 * options.timeoutMs });
-  const budget = new FallbackBudgetStore(redisBudget, connection, { share: options.fallbackShare, windowMs: options.windowMs, logger: options.logger });
+  const redisBudget = new RedisBudgetStore(connection, {
+    windowMs: options.windowMs,
+    longestCallMs: 3 * options.timeoutMs,
+  });
+  const budget = new FallbackBudgetStore(redisBudget, connection, {
+    share: options.fallbackShare,
+    windowMs: options.windowMs,
+    logger: options.logger,
+  });
   const cache = new RedisCacheStore(connection);
   await Promise.all([redisBudget.listen(), cache.listen()]);
   return { budget, tokens: new RedisTokenStore(connection), cache, close: () => budget.close() };

@@ -1,5 +1,5 @@
 import type { RedisConnection } from '../../redis/connection.ts';
-import { MemoryTokenStore, TOKEN_LIFETIME_MS, type HeldToken, type TokenStore } from '../tokens.ts';
+import { type HeldToken, MemoryTokenStore, TOKEN_LIFETIME_MS, type TokenStore } from '../tokens.ts';
 
 /**
  * One token per licensee for every replica: it lives in Redis until its lifetime ends, and a
@@ -78,7 +78,11 @@ export class RedisTokenStore implements TokenStore {
    * Runs `obtain` for the licensee under the replicas' lock, unless a token `usable` says is good
    * turns up first (another replica renewed it); stores and returns the result.
    */
-  async renew(licensee: string, usable: (held: HeldToken) => boolean, obtain: () => Promise<HeldToken>): Promise<HeldToken> {
+  async renew(
+    licensee: string,
+    usable: (held: HeldToken) => boolean,
+    obtain: () => Promise<HeldToken>,
+  ): Promise<HeldToken> {
     const lock = `${this.key(licensee)}:renewing`;
     const owner = `${this.connection.replicaId}:${this.now()}:${Math.random()}`;
     const giveUpAt = this.now() + 2 * LOCK_MS;
@@ -115,7 +119,8 @@ export class RedisTokenStore implements TokenStore {
   private async writeBack(): Promise<void> {
     for (const [licensee, held] of this.local.entries()) {
       const lifeLeftMs = Math.floor(held.obtainedAt + TOKEN_LIFETIME_MS - this.now());
-      if (lifeLeftMs > 0) await this.redis.set(this.key(licensee), JSON.stringify(held), 'PX', lifeLeftMs, 'NX').catch(() => undefined);
+      if (lifeLeftMs > 0)
+        await this.redis.set(this.key(licensee), JSON.stringify(held), 'PX', lifeLeftMs, 'NX').catch(() => undefined);
     }
   }
 

@@ -13,7 +13,9 @@ interface ClientContext {
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
-async function body(req: IncomingMessage): Promise<{ query: string; variables?: Record<string, unknown>; operationName?: string }> {
+async function body(
+  req: IncomingMessage,
+): Promise<{ query: string; variables?: Record<string, unknown>; operationName?: string }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -32,7 +34,8 @@ export async function startApolloGateway(supergraphSdl: string): Promise<{ url: 
         url,
         willSendRequest({ request, context }) {
           // The client's credential is for this gateway: other teams' subgraphs are not sent it.
-          if (name === RESERVATIONS_SUBGRAPH && context.authorization) request.http?.headers.set('authorization', context.authorization);
+          if (name === RESERVATIONS_SUBGRAPH && context.authorization)
+            request.http?.headers.set('authorization', context.authorization);
         },
       }),
   });

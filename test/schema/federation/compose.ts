@@ -1,11 +1,16 @@
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
-import { subgraphSdl } from '../../../src/schema/index.ts';
 import { REGISTRATION_SDL } from '../../../examples/federation/registration-subgraph.ts';
 import { RESERVATIONS_SUBGRAPH } from '../../../examples/federation/subgraph-names.ts';
+import { subgraphSdl } from '../../../src/schema/index.ts';
 
 /** The two subgraphs of the tests, as a composer takes them. */
-export function subgraphs(urls: { reservations: string; registrations: string } = { reservations: 'http://127.0.0.1/graphql', registrations: 'http://127.0.0.1/graphql' }) {
+export function subgraphs(
+  urls: { reservations: string; registrations: string } = {
+    reservations: 'http://127.0.0.1/graphql',
+    registrations: 'http://127.0.0.1/graphql',
+  },
+) {
   return [
     { name: RESERVATIONS_SUBGRAPH, url: urls.reservations, typeDefs: parse(subgraphSdl) },
     { name: 'registrations', url: urls.registrations, typeDefs: parse(REGISTRATION_SDL) },

@@ -32,7 +32,9 @@ describe('composition with a second subgraph', () => {
     expect(query.registrations).toBeDefined();
     expect(api.getType('Node')).toBeDefined();
     const attendee = api.getType('Attendee') as import('graphql').GraphQLObjectType;
-    expect(Object.keys(attendee.getFields())).toEqual(expect.arrayContaining(['attendeeId', 'reservations', 'registrations']));
+    expect(Object.keys(attendee.getFields())).toEqual(
+      expect.arrayContaining(['attendeeId', 'reservations', 'registrations']),
+    );
     const event = api.getType('Event') as import('graphql').GraphQLObjectType;
     expect(event.getFields().raw).toBeUndefined();
   });

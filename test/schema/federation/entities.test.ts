@@ -26,21 +26,31 @@ const ENTITIES = `query ($representations: [_Any!]!) {
 }`;
 
 type Entity = Record<string, unknown> | null;
-const entities = (representations: object[]) => t.exec<{ _entities: Entity[] }, { representations: object[] }>(ENTITIES, { representations });
+const entities = (representations: object[]) =>
+  t.exec<{ _entities: Entity[] }, { representations: object[] }>(ENTITIES, { representations });
 const reservations = (eventId: number, first: number, count: number) =>
   Array.from({ length: count }, (_, i) => ({ __typename: 'Reservation', eventId, reservationNumber: first + i }));
 
 /** The same reservations asked by a plain query, one `reservation(reservationNumber:)` each: what _entities must answer. */
 async function plainNumbers(eventId: number, first: number, count: number): Promise<(number | null)[]> {
-  const fields = Array.from({ length: count }, (_, i) => `r${i}: reservation(reservationNumber: ${first + i}) { reservationNumber }`).join(' ');
-  const res = await t.exec<{ event: Record<string, { reservationNumber: number } | null> }, never>(`{ event(eventId: ${eventId}) { ${fields} } }`);
+  const fields = Array.from(
+    { length: count },
+    (_, i) => `r${i}: reservation(reservationNumber: ${first + i}) { reservationNumber }`,
+  ).join(' ');
+  const res = await t.exec<{ event: Record<string, { reservationNumber: number } | null> }, never>(
+    `{ event(eventId: ${eventId}) { ${fields} } }`,
+  );
   await readyToCount(t);
   return Array.from({ length: count }, (_, i) => res.data!.event[`r${i}`]?.reservationNumber ?? null);
 }
 
 describe('_entities', () => {
   it('resolves 500 Hotel references of one event with one gethotels', async () => {
-    const refs = Array.from({ length: 500 }, (_, i) => ({ __typename: 'Hotel', eventId: 5001, hotelId: 201 + (i % 14) }));
+    const refs = Array.from({ length: 500 }, (_, i) => ({
+      __typename: 'Hotel',
+      eventId: 5001,
+      hotelId: 201 + (i % 14),
+    }));
     const res = await entities(refs);
     expect(res.errors).toBeUndefined();
     expect(res.data?._entities).toHaveLength(500);

@@ -2,11 +2,15 @@ import '../../../examples/federation/quiet-apollo.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startHiveGateway } from '../../../examples/federation/hive-gateway.ts';
+import {
+  type RegistrationRecord,
+  type RegistrationSubgraph,
+  startRegistrationSubgraph,
+} from '../../../examples/federation/registration-subgraph.ts';
 import { readyToCount, startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { startApolloGateway } from './apollo-gateway.ts';
 import { composeSupergraph } from './compose.ts';
-import { startHiveGateway } from '../../../examples/federation/hive-gateway.ts';
-import { startRegistrationSubgraph, type RegistrationRecord, type RegistrationSubgraph } from '../../../examples/federation/registration-subgraph.ts';
 
 /**
  * Real federation gateways from npm (Apollo Gateway, Hive Gateway) over real HTTP: our subgraph
@@ -36,13 +40,21 @@ beforeAll(async () => {
     .slice(0, 5)
     .filter((r) => r.attendeeId && r.registrationEventId);
   records = [
-    ...linked.map((r, i) => ({ id: `reg-${i}`, attendeeId: r.attendeeId!, registrationEventId: r.registrationEventId!, eventId: 5001 })),
+    ...linked.map((r, i) => ({
+      id: `reg-${i}`,
+      attendeeId: r.attendeeId!,
+      registrationEventId: r.registrationEventId!,
+      eventId: 5001,
+    })),
     { id: 'reg-a', attendeeId: 'X-1', registrationEventId: 'R-X', eventId: 5002 },
     { id: 'reg-b', attendeeId: 'X-2', registrationEventId: 'R-X', eventId: 5003 },
   ];
   registrations = await startRegistrationSubgraph(records);
   const { port } = server.address() as AddressInfo;
-  supergraph = composeSupergraph({ reservations: `http://127.0.0.1:${port}/graphql`, registrations: registrations.url });
+  supergraph = composeSupergraph({
+    reservations: `http://127.0.0.1:${port}/graphql`,
+    registrations: registrations.url,
+  });
   gateways.apollo = await startApolloGateway(supergraph);
   gateways.hive = await startHiveGateway(supergraph);
 }, 60_000);
@@ -57,17 +69,29 @@ afterAll(async () => {
 
 beforeEach(() => readyToCount(t));
 
-async function through(gateway: string, query: string, authorization?: string): Promise<{ data?: Record<string, unknown>; errors?: unknown[] }> {
+async function through(
+  gateway: string,
+  query: string,
+  authorization?: string,
+): Promise<{ data?: Record<string, unknown>; errors?: unknown[] }> {
   const res = await fetch(gateways[gateway]!.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(authorization ? { authorization } : {}),
+    },
     body: JSON.stringify({ query }),
   });
   return (await res.json()) as never;
 }
 
 /** The upstream calls since the last count, as comparable strings (order aside: calls run concurrently). */
-const upstreamCalls = () => t.calls().map((c) => `${c.endpoint} ${JSON.stringify(c.params)}`).sort();
+const upstreamCalls = () =>
+  t
+    .calls()
+    .map((c) => `${c.endpoint} ${JSON.stringify(c.params)}`)
+    .sort();
 
 const REGISTRATION_TO_RESERVATIONS = `{ registrations { id event { name hotels { name } reservations(first: 3) { edges { node { reservationNumber } } } } } }`;
 const directForEvents = (ids: number[]) =>
@@ -84,9 +108,14 @@ describe.each(['apollo', 'hive'])('through %s gateway', (gateway) => {
 
     const res = await through(gateway, REGISTRATION_TO_RESERVATIONS);
     expect(res.errors).toBeUndefined();
-    const list = res.data!.registrations as { id: string; event: { name: string; hotels: unknown[]; reservations: { edges: unknown[] } } }[];
+    const list = res.data!.registrations as {
+      id: string;
+      event: { name: string; hotels: unknown[]; reservations: { edges: unknown[] } };
+    }[];
     expect(list).toHaveLength(records.length);
-    expect(list.every((r) => r.event.name && r.event.hotels.length > 0 && r.event.reservations.edges.length === 3)).toBe(true);
+    expect(
+      list.every((r) => r.event.name && r.event.hotels.length > 0 && r.event.reservations.edges.length === 3),
+    ).toBe(true);
     expect(upstreamCalls()).toEqual(directCalls);
   });
 
@@ -97,7 +126,11 @@ describe.each(['apollo', 'hive'])('through %s gateway', (gateway) => {
 
     const res = await through(gateway, RESERVATIONS_TO_REGISTRATIONS);
     expect(res.errors).toBeUndefined();
-    const edges = (res.data!.event as { reservations: { edges: { node: { attendee: { registrations: { id: string }[] } | null } }[] } }).reservations.edges;
+    const edges = (
+      res.data!.event as {
+        reservations: { edges: { node: { attendee: { registrations: { id: string }[] } | null } }[] };
+      }
+    ).reservations.edges;
     const linked = records.filter((r) => r.eventId === 5001);
     expect(linked.length).toBeGreaterThan(0);
     const ids = edges.flatMap((e) => e.node.attendee?.registrations.map((r) => r.id) ?? []);

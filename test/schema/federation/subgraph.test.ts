@@ -24,14 +24,18 @@ const typeSdl = (name: string) => sdl.match(new RegExp(`\\ntype ${name}\\b[^{]*\
 
 describe('_service', () => {
   it('returns the SDL with @link to federation v2 and its imports', () => {
-    expect(sdl).toMatch(/extend schema\s+@link\(url: "https:\/\/specs\.apollo\.dev\/federation\/v2\.\d+", import: \[[^\]]*"@key"[^\]]*\]\)/);
+    expect(sdl).toMatch(
+      /extend schema\s+@link\(url: "https:\/\/specs\.apollo\.dev\/federation\/v2\.\d+", import: \[[^\]]*"@key"[^\]]*\]\)/,
+    );
     expect(sdl).not.toContain('_entities');
     expect(sdl).not.toContain('_service');
   });
 
   it('is what schema.subgraph.graphql holds (npm run codegen)', () => {
     const committed = readFileSync(new URL('../../../schema.subgraph.graphql', import.meta.url), 'utf8');
-    expect(committed, 'schema.subgraph.graphql is stale: run npm run codegen and commit it').toBe(printSubgraphSchemaFile());
+    expect(committed, 'schema.subgraph.graphql is stale: run npm run codegen and commit it').toBe(
+      printSubgraphSchemaFile(),
+    );
     expect(committed).toContain(sdl);
   });
 
@@ -64,7 +68,13 @@ describe('the @link', () => {
   // throws); this catches the quiet drift, imports no type applies any more.
   it('imports exactly the federation directives the schema applies', () => {
     const imported = sdl.match(/import: \[([^\]]*)\]/)?.[1]?.match(/@\w+/g) ?? [];
-    const applied = new Set(sdl.replace(/extend schema[^\n]*\n[^\n]*\n/, '').match(/@(key|shareable|inaccessible|tag|external|requires|provides|override|interfaceObject|authenticated|requiresScopes|policy|cost|listSize|composeDirective)\b/g));
+    const applied = new Set(
+      sdl
+        .replace(/extend schema[^\n]*\n[^\n]*\n/, '')
+        .match(
+          /@(key|shareable|inaccessible|tag|external|requires|provides|override|interfaceObject|authenticated|requiresScopes|policy|cost|listSize|composeDirective)\b/g,
+        ),
+    );
     expect([...imported].sort()).toEqual([...applied].sort());
   });
 });
@@ -73,13 +83,21 @@ describe('_entities and node', () => {
   it('resolves single, composite and several keys in one request', async () => {
     const res = await t.exec<{ _entities: unknown[] }, { r: object[] }>(
       `query ($r: [_Any!]!) { _entities(representations: $r) { ... on Event { eventId } ... on Hotel { hotelId } ... on Attendee { attendeeId } } }`,
-      { r: [{ __typename: 'Event', eventId: 5001 }, { __typename: 'Hotel', eventId: 5001, hotelId: 203 }, { __typename: 'Attendee', attendeeId: 'A-1', registrationEventId: 'R' }] },
+      {
+        r: [
+          { __typename: 'Event', eventId: 5001 },
+          { __typename: 'Hotel', eventId: 5001, hotelId: 203 },
+          { __typename: 'Attendee', attendeeId: 'A-1', registrationEventId: 'R' },
+        ],
+      },
     );
     expect(res.data?._entities).toEqual([{ eventId: 5001 }, { hotelId: 203 }, { attendeeId: 'A-1' }]);
   });
 
   it('keeps node for a client of this gateway alone', async () => {
-    const res = await t.exec<{ node: { eventId: number } | null }, never>(`{ node(id: "${globalId('Event:5001')}") { ... on Event { eventId } } }`);
+    const res = await t.exec<{ node: { eventId: number } | null }, never>(
+      `{ node(id: "${globalId('Event:5001')}") { ... on Event { eventId } } }`,
+    );
     expect(res.data?.node).toEqual({ eventId: 5001 });
   });
 });
