@@ -84,6 +84,7 @@ export function createGateway(
     budgetLimit: (licensee) => upstream.budget.effectiveLimitOf(licensee),
     queueLength: (licensee) => upstream.budget.waiting(licensee),
     feeds: () => changeFeeds.active(),
+    breakerOpen: () => upstream.breakerOpen(),
   });
   const upstream: UpstreamClient = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,

@@ -208,6 +208,12 @@ const envSchema = z.object({
 });
 
 /**
+ * Every variable the settings accept, by name (the licensees' upstream keys are named by each
+ * entry's `keyEnv` in LICENSEES_FILE instead). The manifests under deploy/ are checked against it.
+ */
+export const SETTINGS: readonly string[] = Object.keys(envSchema.shape);
+
+/**
  * Rules between settings, checked on the raw values so that they are reported together with
  * every other bad value (zod skips an object's refinements once a field has failed).
  */

@@ -19,7 +19,7 @@ import { tokenLayer } from './layers/token.ts';
 import type { UpstreamObserver } from './observer.ts';
 import { checkParams } from './params.ts';
 import { Readiness } from './readiness.ts';
-import { createBreaker } from './resilience.ts';
+import { type Breaker, createBreaker } from './resilience.ts';
 import { type AuthenticateAttempts, TokenManager, type TokenStore } from './tokens.ts';
 import { type RawAnswer, Transport } from './transport.ts';
 
@@ -73,6 +73,7 @@ export class UpstreamClient {
   private readonly transport: Transport;
   private readonly reads: SharedReads;
   private readonly readiness: Readiness;
+  private readonly breaker: Breaker;
   private readonly path: Send;
   private readonly attempts = new WeakMap<UpstreamCall, number>();
   /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
@@ -88,7 +89,7 @@ export class UpstreamClient {
       store: options.stores?.budget,
       now,
     });
-    const breaker = createBreaker(options.halfOpenAfterMs);
+    const breaker = (this.breaker = createBreaker(options.halfOpenAfterMs));
     const answer: Send = async (call) => {
       call.onSent?.();
       return classifyAnswer(call, await this.sendObserved(call), now);
@@ -123,6 +124,7 @@ export class UpstreamClient {
         {},
       );
       const result = await authenticatePaths[attempts](call).catch((error: unknown) => {
+        options.observer?.tokenFailure?.({ licensee: licensee.systemIdentifier });
         throw toUpstreamError(error, call, options.rateWindowMs);
       });
       return (result as { token: string }).token;
@@ -172,6 +174,11 @@ export class UpstreamClient {
   /** The service's "now", as its answers date them (our clock until one was read). */
   serviceNow(): number {
     return this.transport.serviceNow();
+  }
+
+  /** Whether the data calls' breaker is open: calls are refused without being sent (the metrics' gauge). */
+  breakerOpen(): boolean {
+    return this.breaker.isOpen();
   }
 
   /** Drops a licensee's cached answers of one endpoint (`getreservation`) or one event's (`getreservation|5001`). */

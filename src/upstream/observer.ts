@@ -7,6 +7,8 @@ export interface UpstreamObserver {
   attempt(event: AttemptEvent): void;
   /** A call of a cached endpoint answered with (`hit`: cache or a shared call in flight) or without sending anything. */
   cacheRead?(event: { licensee: string; endpoint: string; hit: boolean }): void;
+  /** An authenticate ended without a token, after its own retries: a first token, a renewal or readiness' probe failed. */
+  tokenFailure?(event: { licensee: string }): void;
 }
 
 export interface AttemptEvent {
@@ -27,5 +29,6 @@ export function observeAll(observers: readonly (UpstreamObserver | undefined)[])
   return {
     attempt: (event) => present.forEach((observer) => observer.attempt(event)),
     cacheRead: (event) => present.forEach((observer) => observer.cacheRead?.(event)),
+    tokenFailure: (event) => present.forEach((observer) => observer.tokenFailure?.(event)),
   };
 }

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { labelledOperationNames } from '../../src/observability/metrics/plugin.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { control } from '../helpers/upstream.ts';
 
 /*
  * /metrics in Prometheus' text format. After a known set of operations, the upstream
@@ -90,6 +91,13 @@ describe('/metrics', () => {
     expect(samples(text, 'gateway_upstream_budget_limit')).toEqual([{ labels: { licensee: '1001' }, value: 228 }]);
     expect(samples(text, 'gateway_upstream_queue_length')).toEqual([{ labels: { licensee: '1001' }, value: 0 }]);
     expect(samples(text, 'gateway_upstream_request_duration_seconds_count').length).toBeGreaterThan(0);
+    // The five operations above (the refused one is still a 200 over application/json).
+    expect(samples(text, 'gateway_http_responses_total').find(({ labels }) => labels.path === '/graphql')).toEqual({
+      labels: { path: '/graphql', status: '200' },
+      value: 5,
+    });
+    expect(samples(text, 'gateway_upstream_breaker_open')).toEqual([{ labels: {}, value: 0 }]);
+    expect(samples(text, 'gateway_upstream_token_failures_total')).toEqual([]);
     for (const name of [
       'gateway_upstream_budget_used',
       'gateway_upstream_token_age_seconds',
@@ -159,4 +167,55 @@ describe('operation names as labels', () => {
       labelledOperationNames(['Listed'], ['query A { x } mutation B { y }', 'subscription C { z } { w }']),
     ).toEqual(new Set(['Listed', 'A', 'B', 'C']));
   });
+});
+
+/** What the alert rules in deploy/prometheus/alerts.yaml watch: token failures, the breaker and 5xx answers. */
+describe('/metrics when the service fails', () => {
+  it('counts an authenticate that ends without a token, and HTTP responses by path and status (the 503 of /ready apart from /graphql)', async () => {
+    const wrong = await startGateway(
+      { rateLimit: false },
+      { OPS_TOKEN, UPSTREAM_KEY: 'wrong-secret-key', UPSTREAM_SYSTEM_IDENTIFIER: '1001' },
+    );
+    try {
+      const answer = await wrong.exec('{ event(eventId: 5002) { name } }');
+      expect(answer.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+      expect((await wrong.gateway.yoga.fetch('http://yoga/ready')).status).toBe(503);
+      // The query's authenticate, and readiness' own probe (which /ready may answer before it ends): each ended without a token.
+      await vi.waitFor(async () => {
+        const failures = samples((await scrape(wrong)).text, 'gateway_upstream_token_failures_total');
+        expect(failures).toEqual([{ labels: { licensee: '1001' }, value: wrong.count('authenticate') }]);
+      });
+      expect(wrong.count('authenticate')).toBeGreaterThanOrEqual(2);
+      const { text } = await scrape(wrong);
+      expect(samples(text, 'gateway_http_responses_total').filter(({ labels }) => labels.status !== '200')).toEqual([
+        { labels: { path: '/ready', status: '503' }, value: 1 },
+      ]);
+      const unknown = await wrong.gateway.yoga.fetch('http://yoga/no/such/path?x=1');
+      const after = samples((await scrape(wrong)).text, 'gateway_http_responses_total');
+      expect(after.find(({ labels }) => labels.path === 'other')).toEqual({
+        labels: { path: 'other', status: String(unknown.status) },
+        value: 1,
+      });
+      expect(text).not.toContain('wrong-secret-key');
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it('reads 0 for the breaker while the service answers, 1 once enough calls have failed', async () => {
+    const failing = await startGateway({ rateLimit: false }, { OPS_TOKEN, UPSTREAM_DEADLINE_MS: '2000' });
+    try {
+      expect((await failing.exec('{ event(eventId: 5001) { name } }')).errors).toBeUndefined();
+      await control(failing.emulator, 'faults', { rules: [{ endpoint: '*', errorRate: 1, errorStatus: 503 }] });
+      const breakerOpen = async () => samples((await scrape(failing)).text, 'gateway_upstream_breaker_open')[0]?.value;
+      expect(await breakerOpen()).toBe(0);
+      for (let i = 0; i < 20 && (await breakerOpen()) === 0; i++) {
+        const answer = await failing.exec(`{ event(eventId: ${5002 + i}) { name } }`);
+        expect(answer.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+      }
+      expect(await breakerOpen()).toBe(1);
+    } finally {
+      await failing.close();
+    }
+  }, 60_000);
 });

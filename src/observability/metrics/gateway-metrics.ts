@@ -9,6 +9,8 @@ export interface LiveState {
   budgetLimit(licensee: string): number;
   queueLength(licensee: string): number;
   feeds(): readonly { licenseeId: string; members: number; polling: boolean }[];
+  /** Whether the upstream breaker is open (calls refused without being sent). */
+  breakerOpen(): boolean;
 }
 
 /** One upstream failure as the status page lists it: codes and endpoints, nothing of the request. */
@@ -62,6 +64,12 @@ export class GatewayMetrics implements UpstreamObserver {
     labelNames: ['licensee'] as const,
     registers: [this.registry],
   });
+  readonly tokenFailures = new Counter({
+    name: 'gateway_upstream_token_failures_total',
+    help: 'Authenticates that ended without a token after their retries (a first token, a renewal or a readiness probe), by licensee.',
+    labelNames: ['licensee'] as const,
+    registers: [this.registry],
+  });
   readonly cacheReads = new Counter({
     name: 'gateway_upstream_cache_reads_total',
     help: 'Calls of cached endpoints, by result: hit (answered without a request) or miss.',
@@ -85,6 +93,13 @@ export class GatewayMetrics implements UpstreamObserver {
     name: 'gateway_refusals_total',
     help: 'Errors answered to clients, by code (RATE_LIMITED, QUERY_TOO_COSTLY, UNAUTHENTICATED, …).',
     labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpResponses = new Counter({
+    name: 'gateway_http_responses_total',
+    help: 'HTTP responses sent, by path (/graphql, /health, /ready, /metrics, /status, /status.json or other) and status code (a stream counts once, with the status it began with).',
+    labelNames: ['path', 'status'] as const,
     registers: [this.registry],
   });
 
@@ -133,6 +148,14 @@ export class GatewayMetrics implements UpstreamObserver {
       'Subscribers of the licensee’s change feeds.',
       countFeeds((feed) => feed.members),
     );
+    new Gauge({
+      name: 'gateway_upstream_breaker_open',
+      help: 'Whether the breaker in front of the reservation service is open (1): calls are refused without being sent.',
+      registers: [this.registry],
+      collect() {
+        this.set(live.breakerOpen() ? 1 : 0);
+      },
+    });
   }
 
   attempt(event: AttemptEvent): void {
@@ -155,6 +178,10 @@ export class GatewayMetrics implements UpstreamObserver {
       });
       this.recentErrors.length = Math.min(this.recentErrors.length, RECENT_ERRORS);
     }
+  }
+
+  tokenFailure(event: { licensee: string }): void {
+    this.tokenFailures.inc({ licensee: event.licensee });
   }
 
   cacheRead(event: { licensee: string; endpoint: string; hit: boolean }): void {

@@ -27,6 +27,9 @@ export function labelledOperationNames(
   return names;
 }
 
+/** Paths that become a label of gateway_http_responses_total; any other is `other` (a client picks the path). */
+const KNOWN_PATHS = new Set(['/graphql', '/health', '/ready', '/metrics', '/status', '/status.json']);
+
 /**
  * `/metrics` in Prometheus' text format, and the GraphQL side of the metrics: each operation by
  * name (see labelledOperationNames), type and outcome with its duration, and each error code
@@ -57,6 +60,13 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
         );
       }
       seen.set(request, { startedAt: performance.now(), name: 'unknown', type: 'unknown' });
+    },
+    onResponse({ request, response }) {
+      const { pathname } = new URL(request.url);
+      metrics.httpResponses.inc({
+        path: KNOWN_PATHS.has(pathname) ? pathname : 'other',
+        status: String(response.status),
+      });
     },
     onExecute({ args }) {
       noteOperation((args.contextValue as { request?: Request }).request, args.document, args.operationName);

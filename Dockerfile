@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# The gateway's image: `docker build -t reservation-gateway .` (README, "Deploying").
+# Settings are the environment variables of the README; LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE
+# are files mounted into the container, the licensees' upstream keys come from the environment.
+
+# Build stage: every dependency, then dist/ (the gateway and the emulator as plain JavaScript).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+RUN npm run build
+
+# Runtime stage: the built tree and its production install, as test/e2e/production-install.test.ts
+# runs them (test/helpers/production-tree.ts lists what is copied). No TypeScript, tsx or test tool.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4000
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/package-lock.json ./package-lock.json
+COPY --from=build /app/scripts/install-production.sh ./scripts/install-production.sh
+COPY --from=build /app/scripts/start.mjs ./scripts/start.mjs
+COPY --from=build /app/scripts/staleness.mjs ./scripts/staleness.mjs
+COPY --from=build /app/dist ./dist
+RUN sh scripts/install-production.sh && npm cache clean --force
+# The image's `node` user by number, so that Kubernetes' runAsNonRoot can verify it. The files
+# stay root's: the gateway writes nothing, and runs on a read-only root filesystem.
+USER 1000:1000
+EXPOSE 4000
+# Slim images have no curl: Node's own fetch asks /health (which answers any Host).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Exec form: node is PID 1 and gets SIGTERM itself (main.ts finishes requests in flight, then exits).
+CMD ["node", "dist/main.js"]
