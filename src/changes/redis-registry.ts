@@ -111,8 +111,8 @@ export class RedisFeedRegistry implements FeedRegistry {
   async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {
     if (this.feeds.has(`${licensee.systemIdentifier}:${eventId}`)) return true;
     // A feed of another replica holds the event's lease.
-    const lease = new RedisLease(this.redis, feedName(licensee.systemIdentifier, eventId), 1);
-    return (await this.redis.commands.exists(lease.key).catch(() => 0)) === 1;
+    const lease = RedisLease.keyOf(this.redis, feedName(licensee.systemIdentifier, eventId));
+    return (await this.redis.commands.exists(lease).catch(() => 0)) === 1;
   }
 
   eventsWatched(licensee: UpstreamAccount): number[] {

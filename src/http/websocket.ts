@@ -254,22 +254,21 @@ export function serveWebSockets(
 function withoutHttp(error: GraphQLError): GraphQLError {
   if (!error.extensions?.http) return error;
   const { http: _http, ...extensions } = error.extensions;
+  return withExtensions(error, extensions);
+}
+
+function withCode(error: GraphQLError, code: string): GraphQLError {
+  return withExtensions(error, { ...error.extensions, code });
+}
+
+/** The same error (message, locations, path) with other extensions. */
+function withExtensions(error: GraphQLError, extensions: GraphQLError['extensions']): GraphQLError {
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
     extensions,
-  });
-}
-
-function withCode(error: GraphQLError, code: string): GraphQLError {
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions: { ...error.extensions, code },
   });
 }
 

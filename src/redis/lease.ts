@@ -53,13 +53,18 @@ export class RedisLease {
     private readonly owner = connection.replicaId,
   ) {
     this.redis = connection.commands as ScriptClient;
-    this.key = `${connection.prefix}lease:${name}`;
+    this.key = RedisLease.keyOf(connection, name);
     const client = connection.commands;
     if (!('leaseAcquire' in client)) {
       client.defineCommand('leaseAcquire', { numberOfKeys: 2, lua: ACQUIRE });
       client.defineCommand('leaseRenew', { numberOfKeys: 1, lua: RENEW });
       client.defineCommand('leaseRelease', { numberOfKeys: 1, lua: RELEASE });
     }
+  }
+
+  /** The Redis key of the lease named `name` (whether it is held: `EXISTS`). */
+  static keyOf(connection: Pick<RedisConnection, 'prefix'>, name: string): string {
+    return `${connection.prefix}lease:${name}`;
   }
 
   /** Takes the lease if it is free (or already ours, which extends it); its fence number when held. */
