@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   FORBIDDEN: 'the client may not do this (a scope it lacks)',
   NOT_FOUND: 'a mutation’s target does not exist upstream (a lookup of one missing thing is null instead)',
   RATE_LIMITED: 'the licensee’s upstream budget could not serve the call in time (extensions.retryAfterSeconds)',
+  OVERLOADED:
+    'the gateway holds as many large operations as its memory bound allows; this one waited its turn too long (extensions.retryAfterSeconds)',
   QUERY_TOO_COSTLY: 'the operation could make more upstream calls than one operation may; nothing was sent',
   UPSTREAM_UNAVAILABLE: 'the service could not be reached: network, timeout, 5xx, open circuit',
   UPSTREAM_ERROR: 'the service answered in a way the gateway cannot use, or refused the gateway’s credentials',

@@ -182,8 +182,8 @@ export function createGateway(
     ...(config.graphqlJit ? useCompiledExecution() : []),
     // After every check above: a cached answer is served only to a request that passed them all.
     ...(responseCache?.plugins ?? []),
-    // Outermost around execution: a large operation waits for its turn before it runs.
-    useLargeResultBulkhead(),
+    // Outermost around execution: a large operation waits for its turn (and its bytes) before it runs.
+    useLargeResultBulkhead(config.inflight),
     // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
     useAuditResult(operations),
   ];

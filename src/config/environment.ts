@@ -103,6 +103,9 @@ const envSchema = z.object({
   UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
   UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
   QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+  // Unset: an eighth of the container's memory (src/operations/bulkhead.ts).
+  MAX_INFLIGHT_BYTES: int(1024 * 1024, Number.MAX_SAFE_INTEGER).optional(),
+  MAX_INFLIGHT_WAIT_MS: int(0, 600_000).default(10_000),
   // Seconds, not minutes: a reservation made upstream shows within this long.
   UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
   // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
@@ -329,6 +332,8 @@ export interface Config {
   };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
+  /** Large operations' admission (src/operations/bulkhead.ts); maxBytes unset: derived from the container's memory. */
+  inflight: { maxBytes?: number; maxWaitMs: number };
   /** Documents past these are refused before they run (see src/operations/query-limits.ts). */
   queryLimits: QueryLimits;
   /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
@@ -425,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
+    inflight: { maxBytes: e.MAX_INFLIGHT_BYTES, maxWaitMs: e.MAX_INFLIGHT_WAIT_MS },
     queryLimits: {
       bytes: e.QUERY_MAX_BYTES,
       depth: e.QUERY_MAX_DEPTH,
