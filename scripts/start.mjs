@@ -1,11 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { isStale, newestSourceMtime, readStamp } from './staleness.mjs';
 
 /**
  * `npm start`: builds dist/ first when it is missing or older than the sources, then runs the
  * compiled gateway in this process (no tsx, no TypeScript loaded: they cost start time and memory).
  */
+// The young generation held small from the first allocation: src/config/young-generation.ts says why.
+setFlagsFromString('--semi-space-growth-factor=1');
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = fileURLToPath(new URL('../dist', import.meta.url));
 

@@ -1,12 +1,15 @@
+// First: the young generation is held small while everything below loads.
+import './config/young-generation.ts';
 import './config/node-env.ts';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/environment.ts';
+import { youngGenerationMayGrow } from './config/young-generation.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createGateway } from './gateway.ts';
 import { createGatewayServer } from './http/server.ts';
 import { createLogger } from './observability/logger.ts';
-import { openRedis, type RedisConnection, RedisUnreachableError } from './redis/connection.ts';
-import { type SharedStores, sharedStores } from './upstream/stores/redis-stores.ts';
+import type { RedisConnection } from './redis/connection.ts';
+import type { SharedStores } from './upstream/stores/redis-stores.ts';
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
 let config;
@@ -28,6 +31,9 @@ process.on('unhandledRejection', (reason) => {
 // setting to fix, like a bad value (exit 2), rather than a gateway that half works.
 let shared: { redis: RedisConnection; stores: SharedStores } | undefined;
 if (config.redis) {
+  // Imported only here: ioredis costs start time and memory that a gateway without Redis never uses.
+  const { openRedis, RedisUnreachableError } = await import('./redis/connection.ts');
+  const { sharedStores } = await import('./upstream/stores/redis-stores.ts');
   try {
     const redis = await openRedis(config.redis);
     const stores = await sharedStores(redis, {
@@ -73,6 +79,7 @@ logger.info(
   'gateway ready',
 );
 console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
+youngGenerationMayGrow();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

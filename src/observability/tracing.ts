@@ -1,13 +1,10 @@
-import { useOpenTelemetry } from '@envelop/opentelemetry';
-import { context, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  SimpleSpanProcessor,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
+import type * as EnvelopOpenTelemetry from '@envelop/opentelemetry';
+import type * as Api from '@opentelemetry/api';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type * as SdkTraceBase from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
 import type { AttemptEvent, UpstreamObserver } from '../upstream/observer.ts';
 import { isFailedAttempt } from './metrics/gateway-metrics.ts';
@@ -26,6 +23,16 @@ export interface Tracing {
  */
 export function createTracing(endpoint: string | undefined, exporter?: SpanExporter): Tracing | undefined {
   if (!endpoint && !exporter) return undefined;
+  // Loaded only when tracing is on: the OTLP exporter brings the metrics SDK and protobufjs, some
+  // 7 MiB of heap and 200 modules that a gateway without OTEL_EXPORTER_OTLP_ENDPOINT never uses.
+  // One module system for all of them (CommonJS), so they share one copy of @opentelemetry/api.
+  const require = createRequire(import.meta.url);
+  const { useOpenTelemetry } = require('@envelop/opentelemetry') as typeof EnvelopOpenTelemetry;
+  const api = require('@opentelemetry/api') as typeof Api;
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp;
+  const { Resource } = require('@opentelemetry/resources') as typeof Resources;
+  const { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } =
+    require('@opentelemetry/sdk-trace-base') as typeof SdkTraceBase;
   const processor = exporter
     ? new SimpleSpanProcessor(exporter)
     : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint!.replace(/\/$/, '')}/v1/traces` }));
@@ -40,13 +47,14 @@ export function createTracing(endpoint: string | undefined, exporter?: SpanExpor
       { document: false, variables: false, result: false, resolvers: false },
       provider,
     ) as Plugin,
-    observer: { attempt: (event) => recordAttempt(tracer, event) },
+    observer: { attempt: (event) => recordAttempt(api, tracer, event) },
     shutdown: () => provider.shutdown(),
   };
 }
 
 /** One upstream request as a client span: endpoint, version, status and attempt; never parameters or the token. */
-function recordAttempt(tracer: Tracer, event: AttemptEvent): void {
+function recordAttempt(api: typeof Api, tracer: Api.Tracer, event: AttemptEvent): void {
+  const { context, SpanKind, SpanStatusCode } = api;
   const span = tracer.startSpan(
     `upstream ${event.endpoint}`,
     {
