@@ -14,11 +14,17 @@ export interface CacheStore {
 export class MemoryCacheStore implements CacheStore {
   private readonly entries = new Map<string, { value: unknown; expires: number; tags: string[] }>();
   private readonly byTag = new Map<string, Set<string>>();
+  private nextSweep = 0;
 
   constructor(
     private readonly maxEntries = 10_000,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Answers held, expired ones not yet dropped included. */
+  get size(): number {
+    return this.entries.size;
+  }
 
   async get(key: string) {
     const entry = this.entries.get(key);
@@ -32,6 +38,13 @@ export class MemoryCacheStore implements CacheStore {
 
   async set(key: string, value: unknown, ttlMs: number, tags: string[]) {
     this.delete(key);
+    // Expired answers nobody reads again (distinct pages of 1 MB each, decoded) are dropped here,
+    // at most once a second, rather than held until 10,000 newer ones push them out.
+    const now = this.now();
+    if (now >= this.nextSweep) {
+      this.nextSweep = now + 1000;
+      for (const [held, entry] of this.entries) if (entry.expires <= now) this.delete(held);
+    }
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: the oldest entry goes first.
       const oldest = this.entries.keys().next().value;
