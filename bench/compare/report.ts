@@ -158,9 +158,10 @@ export function goals(r: Results): Goal[] {
       met: judge(p99 < theirP99, p99, theirP99),
     });
   }
-  const cpu = med(s4?.cpuMsPerAnswer10 ?? []);
+  // Judged with the response cache off: with it on, S4's one page is a cache hit, not an answer built.
+  const cpu = med(load('S4', 'ours-cache-off')?.cpuMsPerAnswer10 ?? []);
   out.push({
-    goal: 'S4: gateway CPU per answer at most 8 ms (10 conn.)',
+    goal: 'S4, response cache off: gateway CPU per answer at most 8 ms (10 conn.)',
     measured: `${show(cpu, 1)} ms`,
     met: judge(cpu <= 8, cpu),
   });

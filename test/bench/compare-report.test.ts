@@ -23,7 +23,10 @@ function run(): Results {
     ours: { ...emptyLoadCell(), coldCalls: [2] },
     mesh: { ...emptyLoadCell(), coldCalls: [2] },
   };
-  r.load.S4 = { ours: { ...emptyLoadCell(), cpuMsPerAnswer10: [23.4], cpuMsPerAnswer50: [19.7] } };
+  r.load.S4 = {
+    ours: { ...emptyLoadCell(), cpuMsPerAnswer10: [3.1] },
+    'ours-cache-off': { ...emptyLoadCell(), cpuMsPerAnswer10: [23.4], cpuMsPerAnswer50: [19.7] },
+  };
   r.load.S2 = {
     ours: { ...emptyLoadCell(), coldCalls: [4] },
     naive: { ...emptyLoadCell(), coldCalls: [25] },
@@ -75,7 +78,7 @@ describe('compare report', () => {
 
   it('tabulates each scenario and system that ran, by name', () => {
     const table = loadTable(run());
-    expect(table.split('\n')).toHaveLength(2 + 3 + 2 + 1 + 3 + 3);
+    expect(table.split('\n')).toHaveLength(2 + 3 + 2 + 2 + 3 + 3);
     expect(table).toContain('| S1 | ours | 1 |');
     expect(table).toContain('| S1 | ours, response cache off |');
     expect(table).toContain('| 3000 (2900–3100) |');
@@ -88,7 +91,11 @@ describe('compare report', () => {
     expect(find(list, 'S1, response cache off')).toMatchObject({ measured: '0.63 ×', met: false });
     expect(find(list, 'S1, response cache on')?.met).toBe(true); // 3000/3200 = 0.94
     expect(find(list, "S3 upstream calls (cold) at most Mesh's")).toMatchObject({ measured: '2 vs 2', met: true });
-    expect(find(list, 'S4: gateway CPU per answer at most 8 ms')).toMatchObject({ measured: '23.4 ms', met: false });
+    // Judged on the answers built (cache off), not on ours' cache hits of the one page.
+    expect(find(list, 'S4, response cache off: gateway CPU per answer at most 8 ms')).toMatchObject({
+      measured: '23.4 ms',
+      met: false,
+    });
     expect(find(list, "S4b: at least 2 × naive's throughput (10 conn.)")).toMatchObject({
       measured: '2.25 ×',
       met: true,
