@@ -2,15 +2,24 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { compareChart } from './compare/chart.ts';
+import { treeCpuMs } from './compare/cpu.ts';
 import { busiestMinute, type Emulator, refused429, served, startEmulator } from './compare/emulator.ts';
 import { fixedAmount, measure } from './compare/load.ts';
 import { replaceBetweenMarkers } from './compare/markdown.ts';
-import { goals, goalTable, loadTable, sessionTable, walkTable } from './compare/report.ts';
-import { emptyLoadCell, emptyResults, emptySessionCell, emptyWalkCell, type Results } from './compare/results.ts';
+import { goals, goalTable, loadTable, sessionTable, tableTable, walkTable } from './compare/report.ts';
+import {
+  emptyLoadCell,
+  emptyResults,
+  emptySessionCell,
+  emptyTableCell,
+  emptyWalkCell,
+  type Results,
+} from './compare/results.ts';
 import { sampleRss, treeRssMiB } from './compare/rss.ts';
 import { percentile, SESSIONS, simulateUsers } from './compare/s6.ts';
+import { hotelsOf, S7_EVENTS, simulateTables } from './compare/s7.ts';
 import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
-import { streamWalk } from './compare/stream.ts';
+import { streamWalk, WARM_EVENT } from './compare/stream.ts';
 import {
   composeMesh,
   installPeer,
@@ -30,10 +39,12 @@ import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.t
  * compare markers of docs/benchmarks.md and the chart to docs/images/compare.svg.
  */
 
-const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6'];
+const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7'];
 const ALL_SYSTEMS: SystemName[] = ['ours', 'ours-cache-off', 'naive', 'mesh', 'ceiling', 'direct'];
 const S6_SECONDS = Number(process.env.BENCH_S6_SECONDS ?? 150);
 const S6_USERS = 50;
+const S7_SECONDS = Number(process.env.BENCH_S7_SECONDS ?? 150);
+const S7_USERS = 50;
 /** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
@@ -65,6 +76,8 @@ const runsOf = (scenario: LoadScenario) => systems.filter((s) => scenario.target
 const walkSystems = only.includes('S5') ? systems.filter((s) => S5.walks[s]) : [];
 const streamOn = only.includes('S5-stream') && systems.includes('ours');
 const sessionSystems = only.includes('S6') ? systems.filter((s) => SESSIONS[s]) : [];
+// S7 runs for ours alone: the naive peer takes no filter, and S7 is not written in Mesh's GraphQL yet.
+const tablesOn = only.includes('S7') && systems.includes('ours');
 
 // Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
 const startS = (s: SystemName) =>
@@ -76,7 +89,8 @@ const perRunS =
   ) +
   walkSystems.reduce((t, s) => t + startS(s) + 6, 0) +
   (streamOn ? startS('ours') + 6 : 0) +
-  sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0);
+  sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0) +
+  (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0);
 console.error(
   `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`,
 );
@@ -89,6 +103,8 @@ const results: Results = emptyResults({
   warmupS: WARMUP_S,
   s6Seconds: S6_SECONDS,
   s6Users: S6_USERS,
+  s7Seconds: S7_SECONDS,
+  s7Users: S7_USERS,
 });
 
 /** Starts a system against the emulator; `direct` has no process of its own. */
@@ -158,7 +174,15 @@ async function measureLoad(scenario: LoadScenario, system: SystemName): Promise<
     cell.loadCalls.push(served(await emulator.requestsSince(sampleFrom)) / Math.max(1, answered));
     for (const connections of [10, 50] as const) {
       let from = Date.now();
-      const figures = await measure(target, connections, () => (from = Date.now()));
+      let cpuFrom = 0;
+      const figures = await measure(target, connections, () => {
+        from = Date.now();
+        if (pid) cpuFrom = treeCpuMs(pid);
+      });
+      if (pid && figures.requests > 0)
+        cell[connections === 10 ? 'cpuMsPerAnswer10' : 'cpuMsPerAnswer50'].push(
+          (treeCpuMs(pid) - cpuFrom) / figures.requests,
+        );
       const log = await emulator.requestsSince(from);
       cell.upstream429 += refused429(log);
       cell.clientErrors += figures.outcomes.errors + figures.outcomes.serverErrors + figures.socketErrors;
@@ -200,6 +224,12 @@ async function measureWalk(system: SystemName): Promise<void> {
 async function measureStream(): Promise<void> {
   const cell = (results.stream ??= { firstRecordMs: [], totalMs: [], records: [] });
   await withSystem('ours', false, unlimited('ours'), async (url) => {
+    // Warm: the same document once over another event, so nothing of the measured event is kept.
+    const warm = await streamWalk(url, WARM_EVENT);
+    if (!warm.supported) {
+      cell.unsupported = warm.reason;
+      return;
+    }
     const r = await streamWalk(url);
     if (!r.supported) cell.unsupported = r.reason;
     else {
@@ -231,6 +261,28 @@ async function measureSessions(system: SystemName): Promise<void> {
   });
 }
 
+/** S7: the emulator's real 240/min limit on, ours at its defaults; answers marked stale counted apart. */
+async function measureTables(): Promise<void> {
+  const cell = (results.tables.ours ??= emptyTableCell());
+  await withSystem('ours', true, {}, async (url, emulator) => {
+    const hotels = await hotelsOf(url);
+    const from = Date.now();
+    const figures = await simulateTables(url, hotels, S7_USERS, S7_SECONDS);
+    const log = await emulator.requestsSince(from);
+    cell.operations.push(figures.operations);
+    cell.fresh.push(figures.outcomes.ok - figures.stale);
+    cell.stale.push(figures.stale);
+    cell.rateLimited.push(figures.outcomes.rateLimited);
+    cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
+    cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
+    cell.serverErrors.push(figures.outcomes.serverErrors);
+    cell.p95.push(percentile(figures.latencies, 95));
+    cell.calls.push(served(log));
+    cell.upstream429.push(refused429(log));
+    cell.busiestMinute.push(busiestMinute(log));
+  });
+}
+
 for (let run = 0; run < RUNS; run++) {
   const loadBefore = loadavg()[0]!;
   for (const scenario of loadScenarios) {
@@ -251,6 +303,10 @@ for (let run = 0; run < RUNS; run++) {
     console.error(`run ${run + 1}: S6 ${system} (${S6_SECONDS} s)`);
     await measureSessions(system);
   }
+  if (tablesOn) {
+    console.error(`run ${run + 1}: S7 ours (${S7_SECONDS} s)`);
+    await measureTables();
+  }
   results.runs++;
   results.loadavg.push([loadBefore, loadavg()[0]!]);
 }
@@ -264,9 +320,12 @@ autocannon in the runner's process on the same machine as the measured system an
 (each a process of its own; every system-run gets a fresh emulator); ${RUNS} run(s) of ${WARMUP_S} s warm-up + ${DURATION_S} s,
 median (min–max), systems in a rotating order. Rate limits lifted for S1–S5 (\`--no-rate-limit\`,
 ours with \`UPSTREAM_RATE_LIMIT=100000\`; "ours" otherwise at its defaults, "ours, response cache
-off" with \`RESPONSE_CACHE=off\`); S6 with the emulator's real 240/min limit and ours at its
-defaults. Upstream calls are counted from the emulator's log; "cold" is the first operation on a
-fresh system. Load average (1 min) at the start and end of each run:
+off" with \`RESPONSE_CACHE=off\`); S6 and S7 with the emulator's real 240/min limit and ours at
+its defaults. Upstream calls are counted from the emulator's log; "cold" is the first operation on
+a fresh system. CPU per answer: the system's CPU time (its process tree, from \`/proc/<pid>/stat\`)
+during the measured part, divided by the answers. Idle RSS: right after the system says it is
+ready. The \`@stream\` walk is timed on a warm gateway: the same document has run once over event
+${WARM_EVENT} first (compiled, token held, no page of event 5001 kept). Load average (1 min) at the start and end of each run:
 ${results.loadavg.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(', ')}.
 
 ${[
@@ -277,17 +336,20 @@ ${[
   sessionSystems.length
     ? `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}`
     : '',
+  tablesOn
+    ? `S7, ${S7_USERS} simulated users for ${S7_SECONDS} s over events ${S7_EVENTS.join(', ')} (reservation pages of 50 with \`totalCount\`, filtered by nothing, a status, a hotel or both, paged forward with \`after\`, a new filter now and then; "served stale": data marked \`extensions.stale\`):\n\n${tableTable(results)}`
+    : '',
 ]
   .filter(Boolean)
   .join('\n\n')}
 
 ![Upstream calls and throughput per scenario and system](images/compare.svg)
 
-Goals of issue 10, on this run's medians:
+Goals of issues 10 and 20 (where both set one, issue 20's), on this run's medians:
 
 ${goalTable(goalList)}
 
-Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\` shorten it).
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it).
 `;
 
 console.log(section);

@@ -41,3 +41,17 @@ export function count(counts: OutcomeCounts, status: number, body: string): void
   } else if (outcome === 'server-error') counts.serverErrors++;
   else counts.errors++;
 }
+
+/**
+ * True when an answer says it was served from a held copy of a page (`extensions.stale: [{ path,
+ * ageSeconds }]`) because the budget had no slot for a fresh read: data, but not fresh.
+ */
+export function staleMarked(body: string): boolean {
+  if (!body.includes('"stale"')) return false;
+  try {
+    const stale = (JSON.parse(body) as { extensions?: { stale?: unknown } }).extensions?.stale;
+    return Array.isArray(stale) && stale.length > 0;
+  } catch {
+    return false;
+  }
+}

@@ -15,6 +15,9 @@ export interface LoadCell {
   idleRss: number[];
   peakRss: number[];
   startupMs: number[];
+  /** The system's CPU time (its process tree, from /proc) during the measured part, divided by the answers. */
+  cpuMsPerAnswer10: number[];
+  cpuMsPerAnswer50: number[];
   upstream429: number;
   /** Non-2xx answers, socket errors and GraphQL errors other than RATE_LIMITED. */
   clientErrors: number;
@@ -49,6 +52,21 @@ export interface SessionCell {
   busiestMinute: number[];
 }
 
+/** S7: answers with data are fresh or marked stale (`extensions.stale`), counted apart. */
+export interface TableCell {
+  operations: number[];
+  fresh: number[];
+  stale: number[];
+  rateLimited: number[];
+  rateLimitedWithoutRetryAfter: number[];
+  otherErrors: number[];
+  serverErrors: number[];
+  p95: number[];
+  calls: number[];
+  upstream429: number[];
+  busiestMinute: number[];
+}
+
 export type BySystem<T> = Partial<Record<SystemName, T>>;
 
 export interface Results {
@@ -58,9 +76,17 @@ export interface Results {
   walk: BySystem<WalkCell>;
   stream: StreamCell | null;
   sessions: BySystem<SessionCell>;
+  tables: BySystem<TableCell>;
   /** os.loadavg() at the start and end of each run. */
   loadavg: number[][];
-  settings: { durationS: number; warmupS: number; s6Seconds: number; s6Users: number };
+  settings: {
+    durationS: number;
+    warmupS: number;
+    s6Seconds: number;
+    s6Users: number;
+    s7Seconds: number;
+    s7Users: number;
+  };
 }
 
 export const emptyLoadCell = (): LoadCell => ({
@@ -75,6 +101,8 @@ export const emptyLoadCell = (): LoadCell => ({
   idleRss: [],
   peakRss: [],
   startupMs: [],
+  cpuMsPerAnswer10: [],
+  cpuMsPerAnswer50: [],
   upstream429: 0,
   clientErrors: 0,
   rateLimited: 0,
@@ -94,6 +122,20 @@ export const emptySessionCell = (): SessionCell => ({
   busiestMinute: [],
 });
 
+export const emptyTableCell = (): TableCell => ({
+  operations: [],
+  fresh: [],
+  stale: [],
+  rateLimited: [],
+  rateLimitedWithoutRetryAfter: [],
+  otherErrors: [],
+  serverErrors: [],
+  p95: [],
+  calls: [],
+  upstream429: [],
+  busiestMinute: [],
+});
+
 export function emptyResults(settings: Results['settings']): Results {
-  return { runs: 0, load: {}, walk: {}, stream: null, sessions: {}, loadavg: [], settings };
+  return { runs: 0, load: {}, walk: {}, stream: null, sessions: {}, tables: {}, loadavg: [], settings };
 }

@@ -21,15 +21,20 @@ function children(pid: number): number[] {
   }
 }
 
-/** RSS of a process tree now, in MiB. */
-export function treeRssMiB(pid: number): number {
-  let kib = 0;
+/** A process and all its descendants now. */
+export function descendants(pid: number): number[] {
+  const all: number[] = [];
   const pending = [pid];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    kib += rssKiB(next);
+    all.push(next);
     pending.push(...children(next));
   }
-  return kib / 1024;
+  return all;
+}
+
+/** RSS of a process tree now, in MiB. */
+export function treeRssMiB(pid: number): number {
+  return descendants(pid).reduce((kib, p) => kib + rssKiB(p), 0) / 1024;
 }
 
 export interface RssSampler {

@@ -143,6 +143,12 @@ export const S4: LoadScenario = {
         ctx,
         `{ event(eventId: ${EVENT}) { reservations(first: 1000) { edges { ${OURS_RESERVATION_1000} } } } }`,
       ),
+    // The same page again and again is a response-cache hit for ours: the cache-off run shows what building an answer costs.
+    'ours-cache-off': async (ctx) =>
+      gqlTarget(
+        ctx,
+        `{ event(eventId: ${EVENT}) { reservations(first: 1000) { edges { ${OURS_RESERVATION_1000} } } } }`,
+      ),
     naive: async (ctx) =>
       gqlTarget(
         ctx,

@@ -85,7 +85,7 @@ describe('compare chart', () => {
   });
 
   it('charts a run: calls per scenario (S5 from the walk) and throughput, one bar per system that ran', () => {
-    const r = emptyResults({ durationS: 10, warmupS: 3, s6Seconds: 150, s6Users: 50 });
+    const r = emptyResults({ durationS: 10, warmupS: 3, s6Seconds: 150, s6Users: 50, s7Seconds: 150, s7Users: 50 });
     r.load.S1 = {
       ours: { ...emptyLoadCell(), coldCalls: [2], rps50: [3000] },
       ceiling: { ...emptyLoadCell(), coldCalls: [0], rps50: [4000] },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, noOutcomes, outcomeOf } from '../../bench/compare/outcome.ts';
+import { count, noOutcomes, outcomeOf, staleMarked } from '../../bench/compare/outcome.ts';
 
 /** How the compare benchmark reads an answer: data, RATE_LIMITED (apart), an error, a server error. */
 describe('compare outcomes', () => {
@@ -25,5 +25,15 @@ describe('compare outcomes', () => {
     count(counts, 200, '{"errors":[{"extensions":{"code":"RATE_LIMITED"}}]}');
     count(counts, 200, '{"data":{}}');
     expect(counts).toEqual({ ok: 1, rateLimited: 2, rateLimitedWithoutRetryAfter: 1, errors: 0, serverErrors: 0 });
+  });
+
+  it('tells an answer served from a held copy (extensions.stale) from a fresh one', () => {
+    expect(
+      staleMarked('{"data":{"event":{}},"extensions":{"stale":[{"path":["event","reservations"],"ageSeconds":42}]}}'),
+    ).toBe(true);
+    expect(staleMarked('{"data":{"event":{}}}')).toBe(false);
+    expect(staleMarked('{"data":{"event":{}},"extensions":{"stale":[]}}')).toBe(false);
+    // A field named stale in the data is no marker.
+    expect(staleMarked('{"data":{"event":{"stale":true}}}')).toBe(false);
   });
 });
