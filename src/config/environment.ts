@@ -105,6 +105,8 @@ const envSchema = z.object({
   QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
   // Seconds, not minutes: a reservation made upstream shows within this long.
   UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
+  // Ten minutes: a list that old, marked as such, is still worth more to a user than RATE_LIMITED.
+  UPSTREAM_STALE_MAX_MS: int(0, 86_400_000).default(600_000),
   // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
   // introspection (184 tokens; depth is not counted under __schema).
   QUERY_MAX_DEPTH: int(1, 100).default(12),
@@ -326,6 +328,7 @@ export interface Config {
     rateWindowMs: number;
     rateMargin: number;
     pageTtlMs: number;
+    staleMaxMs: number;
   };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
@@ -423,6 +426,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,
       pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
+      staleMaxMs: e.UPSTREAM_STALE_MAX_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     queryLimits: {
