@@ -120,7 +120,7 @@ export class UpstreamClient {
     });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
     this.reads = new SharedReads(
-      options.stores?.cache ?? new MemoryCacheStore(),
+      options.stores?.cache ?? new MemoryCacheStore(undefined, now),
       options.pageTtlMs ?? 0,
       new StaleCopies({ maxAgeMs: options.staleMaxMs ?? 0, now }),
       (value) => (typeof value === 'object' && value !== null ? (sizes.get(value) ?? 0) : 0) + STALE_ENTRY_BYTES,

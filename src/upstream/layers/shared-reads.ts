@@ -11,9 +11,10 @@ import type { StaleCopies } from '../stale-copies.ts';
  * of its tags is neither joined by later reads nor cached, since it may have been answered from
  * before the change (otherwise a question saved a moment ago is missing from the list for a TTL).
  *
- * A kept read's answer also stays in `stale` (stale-copies.ts) past its lifetime: when the budget
- * refuses the read, that copy answers it, and the caller is told its age (`onStale`). A copy is
- * kept only when a cached answer would be, and dropped with the same tags.
+ * The answer of a cached read or a paged list also stays in `stale` (stale-copies.ts) past its
+ * lifetime: when the budget refuses the read, that copy answers it, and the caller is told its age
+ * (`onStale`). A copy is kept only when the answer is not older than an invalidation of its tags
+ * (as the cache's rule above), and dropped with the same tags.
  */
 export class SharedReads {
   private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
@@ -48,7 +49,10 @@ export class SharedReads {
     }
     const generations = tags.map((tag) => this.generation(tag));
     const shared = this.inFlight.get(key);
-    const staleable = ttlMs > 0 && endpoint.idempotent && this.stale?.enabled === true;
+    // Paged lists even with pageTtlMs 0: sharing them across operations is the operator's choice, a
+    // copy served only in place of a refusal, and marked as such, is not.
+    const staleable =
+      endpoint.idempotent && (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) && this.stale?.enabled === true;
     if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations))
       return staleable ? this.orStale(shared.pending, key, call) : shared.pending;
 
