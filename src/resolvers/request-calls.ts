@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import { type GraphQLResolveInfo, responsePathAsArray } from 'graphql';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { stableKey } from '../upstream/cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -7,7 +6,17 @@ import type { EndpointName, ParamsOf, ResultOf } from '../upstream/endpoints.ts'
 import { NotFoundError } from '../upstream/errors.ts';
 
 type CallName = Exclude<EndpointName, 'authenticate'>;
-type FieldPath = GraphQLResolveInfo['path'];
+/** A field's place in the answer, as GraphQL's resolve info holds it (linked from the field up to the root). */
+export interface FieldPath {
+  readonly prev: FieldPath | undefined;
+  readonly key: string | number;
+}
+
+function pathAsArray(path: FieldPath): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (let at: FieldPath | undefined = path; at; at = at.prev) keys.push(at.key);
+  return keys.reverse();
+}
 
 /** A field of the answer whose data came from a kept copy the budget made the gateway serve instead of a fresh read. */
 export interface StaleRead {
@@ -68,7 +77,7 @@ export function createRequestCalls(
   const recorded = new Map<string, { path: FieldPath | undefined; ageMs: number }>();
   let untaken: string[] = [];
   const record = (path: FieldPath | undefined, ageMs: number) => {
-    const text = path ? responsePathAsArray(path).join('.') : '';
+    const text = path ? pathAsArray(path).join('.') : '';
     const held = recorded.get(text);
     if (!held) untaken.push(text);
     if (!held || held.ageMs < ageMs) recorded.set(text, { path, ageMs });
@@ -93,7 +102,7 @@ export function createRequestCalls(
     takeStale: () => {
       const taken = untaken.map((text) => {
         const { path, ageMs } = recorded.get(text)!;
-        return { path: path ? responsePathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
+        return { path: path ? pathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
       });
       untaken = [];
       return taken;
@@ -107,7 +116,7 @@ export function createRequestCalls(
  * The context for a resolver whose reads feed the field at `info.path`: a read the budget refused
  * and a kept copy answered is reported under that field (`extensions.stale`, gateway.ts).
  */
-export function scoped<C extends { calls: RequestCalls }>(ctx: C, info: Pick<GraphQLResolveInfo, 'path'>): C {
+export function scoped<C extends { calls: RequestCalls }>(ctx: C, info: { path: FieldPath }): C {
   return { ...ctx, calls: ctx.calls.at(info.path) };
 }
 
