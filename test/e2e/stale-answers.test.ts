@@ -27,23 +27,24 @@ let server: Awaited<ReturnType<typeof listen>>;
 let ws: Client | undefined;
 let t0: number;
 
-beforeEach(async () => {
+/** A gateway whose budget of 12 a minute (`windowMs`) is soon spent, on a port, on Date's clock the test moves. */
+async function start(windowMs = 60_000): Promise<void> {
   t0 = Date.now();
   vi.useFakeTimers({ toFake: ['Date'], now: t0 });
   t = await startGateway(
     { rateLimit: false },
     {
-      UPSTREAM_RATE_LIMIT: '20',
+      UPSTREAM_RATE_LIMIT: '12',
       UPSTREAM_RATE_MARGIN: '0',
-      UPSTREAM_RATE_WINDOW_MS: '60000',
+      UPSTREAM_RATE_WINDOW_MS: String(windowMs),
       UPSTREAM_DEADLINE_MS: '300',
       UPSTREAM_STALE_MAX_MS: '120000',
       // Longer than any test here: an answer the response cache kept would still be served.
-      RESPONSE_CACHE_TTLS: 'Reservation=600000,Event=600000',
+      RESPONSE_CACHE_TTLS: 'Reservation=600000,Event=600000,Hotel=600000',
     },
   );
   server = await listen(t);
-});
+}
 afterEach(async () => {
   await ws?.dispose();
   ws = undefined;
@@ -92,6 +93,8 @@ const at = (ms: number) => vi.setSystemTime(t0 + ms);
 const codes = (answer: Answer) => answer.errors?.map((e) => e.extensions?.code);
 
 describe('stale rather than refused', () => {
+  beforeEach(() => start());
+
   it('over HTTP: a refused read is answered from the held copy, marked with its age; the response cache keeps no such answer', async () => {
     const fresh = await overHttp();
     expect(fresh.errors).toBeUndefined();
@@ -205,5 +208,39 @@ describe('stale rather than refused', () => {
     const refused = await overHttp();
     expect(codes(refused)).toEqual(['RATE_LIMITED']);
     expect(refused.extensions?.stale).toBeUndefined();
+  });
+});
+
+describe('each field fed by a copy is named', () => {
+  // A budget window of ten minutes: the event and its hotels (kept a minute) outlive their cache too.
+  beforeEach(() => start(600_000));
+
+  it('the event, its hotels, and every reservation’s hotel looked up in them', async () => {
+    const query = `{ event(eventId: 5001) { name hotels { name } reservations(first: 2) { edges { node { hotel { name } } } } } }`;
+    const post = async () =>
+      (await (
+        await fetch(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+          body: JSON.stringify({ query }),
+        })
+      ).json()) as Answer;
+    const fresh = await post();
+    expect(fresh.errors).toBeUndefined();
+    await spendBudget();
+    at(61_900); // past the minute events and hotels are cached
+    t.gateway.clearResponseCache();
+    const stale = await post();
+    expect(stale.errors).toBeUndefined();
+    expect(stale.data).toEqual(fresh.data);
+    const marks = stale.extensions?.stale as { path: (string | number)[]; ageSeconds: number }[];
+    expect(marks.map((m) => m.path.join('.')).sort()).toEqual([
+      'event',
+      'event.hotels',
+      'event.reservations',
+      'event.reservations.edges.0.node.hotel',
+      'event.reservations.edges.1.node.hotel',
+    ]);
+    expect(new Set(marks.map((m) => m.ageSeconds))).toEqual(new Set([61]));
   });
 });
