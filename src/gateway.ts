@@ -34,6 +34,7 @@ import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
+import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
 import { useTrustedDocuments } from './operations/trusted-documents.ts';
 import type { RedisConnection } from './redis/connection.ts';
@@ -182,6 +183,9 @@ export function createGateway(
     ...(config.graphqlJit ? useCompiledExecution() : []),
     // After every check above: a cached answer is served only to a request that passed them all.
     ...(responseCache?.plugins ?? []),
+    // Marks each answer (or payload of one) holding data of a kept copy the budget made us serve;
+    // the response cache keeps no such answer (it asks the operation's calls, whatever the order).
+    useStaleMarks(),
     // Outermost around execution: a large operation waits for its turn (and its bytes) before it runs.
     useLargeResultBulkhead(config.inflight),
     // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.

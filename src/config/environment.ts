@@ -108,6 +108,8 @@ const envSchema = z.object({
   MAX_INFLIGHT_WAIT_MS: int(0, 600_000).default(10_000),
   // Seconds, not minutes: a reservation made upstream shows within this long.
   UPSTREAM_PAGE_TTL_MS: int(0, 60_000).default(5_000),
+  // Ten minutes: a list that old, marked as such, is still worth more to a user than RATE_LIMITED.
+  UPSTREAM_STALE_MAX_MS: int(0, 86_400_000).default(600_000),
   // Defaults pass every operation in test/documents (depth 9, 425 tokens) and GraphiQL's
   // introspection (184 tokens; depth is not counted under __schema).
   QUERY_MAX_DEPTH: int(1, 100).default(12),
@@ -329,6 +331,7 @@ export interface Config {
     rateWindowMs: number;
     rateMargin: number;
     pageTtlMs: number;
+    staleMaxMs: number;
   };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
@@ -428,6 +431,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateWindowMs: e.UPSTREAM_RATE_WINDOW_MS,
       rateMargin: e.UPSTREAM_RATE_MARGIN,
       pageTtlMs: e.UPSTREAM_PAGE_TTL_MS,
+      staleMaxMs: e.UPSTREAM_STALE_MAX_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
     inflight: { maxBytes: e.MAX_INFLIGHT_BYTES, maxWaitMs: e.MAX_INFLIGHT_WAIT_MS },

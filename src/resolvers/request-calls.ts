@@ -6,6 +6,25 @@ import type { EndpointName, ParamsOf, ResultOf } from '../upstream/endpoints.ts'
 import { NotFoundError } from '../upstream/errors.ts';
 
 type CallName = Exclude<EndpointName, 'authenticate'>;
+/** A field's place in the answer, as GraphQL's resolve info holds it (linked from the field up to the root). */
+export interface FieldPath {
+  readonly prev: FieldPath | undefined;
+  readonly key: string | number;
+}
+
+function pathAsArray(path: FieldPath): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (let at: FieldPath | undefined = path; at; at = at.prev) keys.push(at.key);
+  return keys.reverse();
+}
+
+/** A field of the answer whose data came from a kept copy the budget made the gateway serve instead of a fresh read. */
+export interface StaleRead {
+  /** The field's response path; `[]` when the read was made where no field could be named. */
+  path: (string | number)[];
+  /** Whole seconds since the copy was fetched (the oldest, when several copies fed the field). */
+  ageSeconds: number;
+}
 
 /**
  * The upstream calls of one operation. Every read goes through `read`, a DataLoader keyed by
@@ -20,6 +39,12 @@ export interface RequestCalls {
   send<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
   /** The operation's DataLoader named `key`, made by `create` on first use. */
   loader<K, V>(key: string, create: () => DataLoader<K, V, string>): DataLoader<K, V, string>;
+  /** The same calls, reads answered from a kept copy recorded under the field at `path` (see `scoped`). */
+  at(path: FieldPath): RequestCalls;
+  /** The stale reads recorded since the last take, once each (an incremental answer reports each in the payload that first holds it). */
+  takeStale(): StaleRead[];
+  /** Whether any read of the operation was answered from a kept copy (the response cache keeps no such answer). */
+  servedStale(): boolean;
 }
 
 /** `onSent` is told of every request the operation's calls actually send (the audit line counts them). */
@@ -29,23 +54,70 @@ export function createRequestCalls(
   onSent?: () => void,
 ): RequestCalls {
   const options = onSent ? { onSent } : {};
+  const keyOf = (name: CallName, params: unknown) => `${name}|${stableKey(params)}`;
+  // Per read (endpoint and parameters), the age of the kept copy that answered it: every field
+  // reading it, now or later in the operation (DataLoader's cache), got that copy.
+  const staleAges = new Map<string, number>();
   const reads = new DataLoader<[CallName, unknown], unknown, string>(
     (keys) =>
       Promise.all(
-        keys.map(([name, params]) => upstream.call(account, name, params as never, options).catch((e: Error) => e)),
+        keys.map(([name, params]) =>
+          upstream
+            .call(account, name, params as never, {
+              ...options,
+              onStale: (ageMs) => staleAges.set(keyOf(name, params), ageMs),
+            })
+            .catch((e: Error) => e),
+        ),
       ),
-    { cacheKeyFn: ([name, params]) => `${name}|${stableKey(params)}` },
+    { cacheKeyFn: ([name, params]) => keyOf(name, params) },
   );
   const loaders = new Map<string, DataLoader<unknown, unknown, string>>();
-  return {
-    read: (name, params) => reads.load([name, params]) as never,
+  // Per field path (as text), the oldest copy's age; a field is reported once.
+  const recorded = new Map<string, { path: FieldPath | undefined; ageMs: number }>();
+  let untaken: string[] = [];
+  const record = (path: FieldPath | undefined, ageMs: number) => {
+    const text = path ? pathAsArray(path).join('.') : '';
+    const held = recorded.get(text);
+    if (!held) untaken.push(text);
+    if (!held || held.ageMs < ageMs) recorded.set(text, { path, ageMs });
+  };
+  const read = (name: CallName, params: unknown, path: FieldPath | undefined) =>
+    reads.load([name, params]).then((value) => {
+      if (staleAges.size > 0) {
+        const ageMs = staleAges.get(keyOf(name, params));
+        if (ageMs !== undefined) record(path, ageMs);
+      }
+      return value;
+    });
+  const view = (path: FieldPath | undefined): RequestCalls => ({
+    read: (name, params) => read(name, params, path) as never,
     send: (name, params) => upstream.call(account, name, params, options),
     loader: <K, V>(key: string, create: () => DataLoader<K, V, string>) => {
       let loader = loaders.get(key) as DataLoader<K, V, string> | undefined;
       if (!loader) loaders.set(key, (loader = create()) as DataLoader<unknown, unknown, string>);
       return loader;
     },
-  };
+    at: (at) => view(at),
+    takeStale: () => {
+      const taken = untaken.map((text) => {
+        const { path, ageMs } = recorded.get(text)!;
+        return { path: path ? pathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
+      });
+      untaken = [];
+      return taken;
+    },
+    servedStale: () => staleAges.size > 0,
+  });
+  return view(undefined);
+}
+
+/**
+ * The context for a resolver whose reads feed the field at `info.path`: a read the budget refused
+ * and a kept copy answered is reported under that field (`extensions.stale`, gateway.ts).
+ */
+export function scoped<C extends { calls: RequestCalls }>(ctx: C, info: { path: FieldPath }): C {
+  return { ...ctx, calls: ctx.calls.at(info.path) };
 }
 
 /** A lookup of one missing thing is null, not an error (GraphQL contract). */

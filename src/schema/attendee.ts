@@ -1,5 +1,6 @@
 import { upsertAttendee } from '../resolvers/attendee.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { attendeeReservations, costs, costsNothing, oneWrite } from './cost.ts';
@@ -43,7 +44,13 @@ builder.node(AttendeeRef, {
         args: { eventId: t.arg.int({ required: true, description: 'The service’s event to look in.' }) },
         ...costs(attendeeReservations),
         resolve: (a, args, ctx, info) =>
-          listAttendeeReservations(ctx, a, args.eventId, reservationFlags(info, ['edges', 'node']), args) as never,
+          listAttendeeReservations(
+            scoped(ctx, info),
+            a,
+            args.eventId,
+            reservationFlags(info, ['edges', 'node']),
+            args,
+          ) as never,
       },
       ReservationConnection,
     ),

@@ -8,6 +8,7 @@ import {
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, customFieldList, oncePerEvent, oneWrite, reservationOfValue } from './cost.ts';
@@ -39,7 +40,7 @@ builder.node(CustomFieldRef, {
       nullable: true,
       description: 'That event.',
       ...costs(oncePerEvent),
-      resolve: (f, _args, ctx) => (f.eventId == null ? null : getEvent(ctx, f.eventId)),
+      resolve: (f, _args, ctx, info) => (f.eventId == null ? null : getEvent(scoped(ctx, info), f.eventId)),
     }),
     raw: t.field({
       type: 'JSON',
@@ -57,7 +58,7 @@ builder.queryField('customFields', (t) =>
     description: 'Custom fields of one event, or without eventId every field of every event.',
     args: { eventId: t.arg.int({ required: false, description: 'Only the fields restricted to this event.' }) },
     ...costs(customFieldList),
-    resolve: (_root, args, ctx) => listCustomFields(ctx, args.eventId),
+    resolve: (_root, args, ctx, info) => listCustomFields(scoped(ctx, info), args.eventId),
   }),
 );
 
@@ -125,9 +126,10 @@ const SetCustomFieldValuePayload = builder.objectRef<SetInput>('SetCustomFieldVa
       ...costs(reservationOfValue),
       resolve: async (v, _args, ctx, info) => {
         if (v.reservationNumber == null) return null;
+        const at = scoped(ctx, info);
         const eventId =
-          v.eventId ?? (await listCustomFields(ctx)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
-        return eventId == null ? null : getReservation(ctx, eventId, v.reservationNumber, reservationFlags(info, []));
+          v.eventId ?? (await listCustomFields(at)).find((f) => f.customFieldId === v.customFieldId)?.eventId;
+        return eventId == null ? null : getReservation(at, eventId, v.reservationNumber, reservationFlags(info, []));
       },
     }),
     attendee: t.field({

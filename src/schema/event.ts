@@ -12,6 +12,7 @@ import {
 import { listHotels } from '../resolvers/hotel.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation, listReservations } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import {
@@ -92,7 +93,7 @@ builder.node(EventRef, {
       type: [GroupCodeRef],
       description: 'All group codes of the event: each opens a sub-block of special inventory.',
       ...costs(listPerEvent),
-      resolve: (e, _args, ctx) => listGroupCodes(ctx, e.eventId),
+      resolve: (e, _args, ctx, info) => listGroupCodes(scoped(ctx, info), e.eventId),
     }),
     hotels: t.field({
       type: [HotelRef],
@@ -106,7 +107,7 @@ builder.node(EventRef, {
         }),
       },
       ...costs(listPerEvent),
-      resolve: (e, args, ctx, info) => listHotels(ctx, e.eventId, wantsPartnerview(info), args.filter),
+      resolve: (e, args, ctx, info) => listHotels(scoped(ctx, info), e.eventId, wantsPartnerview(info), args.filter),
     }),
     hotel: t.field({
       type: HotelRef,
@@ -120,7 +121,7 @@ builder.node(EventRef, {
       type: [RoomPickupRef],
       description: 'Room pickup of the event by hotel, room type and night.',
       ...costs(listPerEvent),
-      resolve: (e, _args, ctx) => listPickup(ctx, e.eventId),
+      resolve: (e, _args, ctx, info) => listPickup(scoped(ctx, info), e.eventId),
     }),
     shoppingViewHotels: t.field({
       type: [ShoppingViewHotelRef],
@@ -148,7 +149,7 @@ builder.node(EventRef, {
         }),
       },
       ...costs(listPerEvent),
-      resolve: (e, args, ctx) => listShoppingViewHotels(ctx, e.eventId, args),
+      resolve: (e, args, ctx, info) => listShoppingViewHotels(scoped(ctx, info), e.eventId, args),
     }),
     reservations: t.connection(
       {
@@ -168,7 +169,7 @@ builder.node(EventRef, {
         },
         ...costs(pagedPerEvent),
         resolve: (e, args, ctx, info) =>
-          listReservations(ctx, e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, {
+          listReservations(scoped(ctx, info), e.eventId, args.filter, reservationFlags(info, ['edges', 'node']), args, {
             streamed: streamsEdges(info),
           }) as never,
       },
@@ -181,20 +182,20 @@ builder.node(EventRef, {
       args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
       ...costs(oncePerEvent),
       resolve: (e, args, ctx, info) =>
-        getReservation(ctx, e.eventId, args.reservationNumber, reservationFlags(info, [])),
+        getReservation(scoped(ctx, info), e.eventId, args.reservationNumber, reservationFlags(info, [])),
     }),
     questions: t.field({
       type: [EventQuestionRef],
       description: 'Questions asked during reservation: the event’s own, then the licensee’s default questions.',
       ...costs(listPerEvent),
-      resolve: (e, _args, ctx) => listQuestions(ctx, e.eventId),
+      resolve: (e, _args, ctx, info) => listQuestions(scoped(ctx, info), e.eventId),
     }),
     attendeeAnswers: t.connection(
       {
         type: AttendeeAnswerRef,
         description: 'Answers attendees gave during reservation, by reservation number then question.',
         ...costs(pagedPerEvent),
-        resolve: (e, args, ctx) => listAnswers(ctx, e.eventId, args) as never,
+        resolve: (e, args, ctx, info) => listAnswers(scoped(ctx, info), e.eventId, args) as never,
       },
       AttendeeAnswerConnection,
     ),
@@ -202,7 +203,7 @@ builder.node(EventRef, {
       type: [CustomFieldRef],
       description: 'Custom fields restricted to this event.',
       ...costs(listPerEvent),
-      resolve: (e, _args, ctx) => listCustomFields(ctx, e.eventId),
+      resolve: (e, _args, ctx, info) => listCustomFields(scoped(ctx, info), e.eventId),
     }),
     raw: t.field({
       type: 'JSON',
@@ -221,7 +222,7 @@ builder.queryFields((t) => ({
     description: 'One event by its id; null when the event does not exist for this licensee.',
     args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
     ...costs(eventById),
-    resolve: (_root, args, ctx) => getEvent(ctx, args.eventId),
+    resolve: (_root, args, ctx, info) => getEvent(scoped(ctx, info), args.eventId),
   }),
   events: t.field({
     type: [EventRef],
@@ -231,7 +232,7 @@ builder.queryFields((t) => ({
       'events: name the ones you want.',
     args: { eventIds: t.arg.intList({ required: true, description: 'Event identifiers (at most 100).' }) },
     ...costs(eventsByIds),
-    resolve: (_root, args, ctx) => listEvents(ctx, args.eventIds),
+    resolve: (_root, args, ctx, info) => listEvents(scoped(ctx, info), args.eventIds),
   }),
   groupCodeLink: t.string({
     nullable: true,
@@ -254,13 +255,13 @@ builder.queryFields((t) => ({
       }),
     },
     ...costs(oneCall),
-    resolve: (_root, args, ctx) => groupCodeLink(ctx, args),
+    resolve: (_root, args, ctx, info) => groupCodeLink(scoped(ctx, info), args),
   }),
   editReservationLink: t.string({
     nullable: true,
     description: 'Link to edit a reservation; null for an unknown reservation.',
     args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
     ...costs(oneCall),
-    resolve: (_root, args, ctx) => editReservationLink(ctx, args.reservationNumber),
+    resolve: (_root, args, ctx, info) => editReservationLink(scoped(ctx, info), args.reservationNumber),
   }),
 }));

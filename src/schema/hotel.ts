@@ -4,6 +4,7 @@ import { resolveHotelReference } from '../resolvers/entities.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import type { HotelFilter as HotelFilterShape } from '../resolvers/models.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { HOTEL_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costsNothing } from './cost.ts';
@@ -23,7 +24,7 @@ export function hotelOf(
   eventId: number,
   hotelId: number | null | undefined,
 ) {
-  return hotelId == null ? null : getHotel(ctx, eventId, hotelId, wantsPartnerview(info));
+  return hotelId == null ? null : getHotel(scoped(ctx, info), eventId, hotelId, wantsPartnerview(info));
 }
 
 export const HotelFilter = builder.inputType('HotelFilter', {
@@ -79,10 +80,10 @@ builder.node(HotelRef, {
       description: 'The partner system’s identifier of the hotel (asked of the service only when selected).',
       // Asked with the hotel list that brought the hotel; the one call more of a hotel reached by id is `node`'s.
       ...costsNothing,
-      resolve: async (h, _args, ctx) => {
+      resolve: async (h, _args, ctx, info) => {
         if (h.partnerHotelId !== undefined) return h.partnerHotelId;
         // Reached without partnerview (a lookup by global id): ask once for the event's hotels with it.
-        const withIds = await listHotels(ctx, h.eventId, true);
+        const withIds = await listHotels(scoped(ctx, info), h.eventId, true);
         return withIds.find((x) => x.hotelId === h.hotelId)?.partnerHotelId ?? null;
       },
     }),

@@ -2,6 +2,7 @@ import { resolveQuestionReference } from '../resolvers/entities.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import type { QuestionModel } from '../resolvers/models.ts';
 import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/question.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { QUESTION_TYPES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
@@ -87,7 +88,7 @@ AttendeeAnswerRef.implement({
       resolve: (a, _args, ctx, info) =>
         a.reservationNumber == null
           ? null
-          : getReservation(ctx, a.eventId, a.reservationNumber, reservationFlags(info, [])),
+          : getReservation(scoped(ctx, info), a.eventId, a.reservationNumber, reservationFlags(info, [])),
     }),
     attendee: t.field({
       type: AttendeeRef,
@@ -104,7 +105,7 @@ AttendeeAnswerRef.implement({
       nullable: true,
       description: 'The question.',
       ...costs(oncePerEvent),
-      resolve: (a, _args, ctx) => getQuestion(ctx, a.eventId, a.questionId),
+      resolve: (a, _args, ctx, info) => getQuestion(scoped(ctx, info), a.eventId, a.questionId),
     }),
     questionId: t.exposeInt('questionId', { description: 'The question’s id.', ...costsNothing }),
     answer: t.exposeString('answer', {
@@ -134,7 +135,7 @@ builder.queryField('defaultQuestions', (t) =>
     type: [EventQuestionRef],
     description: 'The licensee’s default questions, asked for all events.',
     ...costs(defaultQuestionList),
-    resolve: (_root, _args, ctx) => listQuestions(ctx, 0),
+    resolve: (_root, _args, ctx, info) => listQuestions(scoped(ctx, info), 0),
   }),
 );
 

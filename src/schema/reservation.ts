@@ -3,6 +3,7 @@ import { resolveReservationReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
+import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
@@ -159,7 +160,7 @@ const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').imple
       nullable: true,
       description: 'The custom field.',
       ...costs(everyCustomField),
-      resolve: (v, _args, ctx) => getCustomField(ctx, v.customFieldId),
+      resolve: (v, _args, ctx, info) => getCustomField(scoped(ctx, info), v.customFieldId),
     }),
     customFieldId: t.exposeInt('customFieldId', { description: 'Identifier of the custom field.', ...costsNothing }),
     name: t.exposeString('name', { nullable: true, description: 'Name of the custom field.', ...costsNothing }),
@@ -194,7 +195,7 @@ builder.node(ReservationRef, {
       nullable: true,
       description: 'The event.',
       ...costs(oncePerEvent),
-      resolve: (r, _args, ctx) => getEvent(ctx, r.eventId),
+      resolve: (r, _args, ctx, info) => getEvent(scoped(ctx, info), r.eventId),
     }),
     status: t.field({
       type: ReservationStatus,

@@ -15,6 +15,8 @@ export interface UpstreamCall {
   token?: string;
   /** Told each time an attempt of this call is actually sent (not for cache hits or shared calls). */
   onSent?: () => void;
+  /** Told when the budget refused this read and a kept copy answered it instead, with that copy's age. */
+  onStale?: (ageMs: number) => void;
   /** Background calls (the change feeds' polling) wait behind every interactive one for the budget. */
   priority?: CallPriority;
 }

@@ -20,6 +20,7 @@ import type { UpstreamObserver } from './observer.ts';
 import { checkParams } from './params.ts';
 import { Readiness } from './readiness.ts';
 import { type Breaker, createBreaker } from './resilience.ts';
+import { StaleCopies } from './stale-copies.ts';
 import { type AuthenticateAttempts, TokenManager, type TokenStore } from './tokens.ts';
 import { type RawAnswer, Transport } from './transport.ts';
 
@@ -34,6 +35,11 @@ export interface UpstreamOptions {
   rateMargin: number;
   /** How long pages of paged lists and their page counts are shared across operations (0: in flight only). */
   pageTtlMs?: number;
+  /**
+   * How old a kept answer of a cached read may be to answer that read when the budget refuses it
+   * (see stale-copies.ts; 0 or unset: refused with RATE_LIMITED, no copy kept).
+   */
+  staleMaxMs?: number;
   /** How long a call may wait for its token, the budget, the breaker and retries before it gives up. */
   deadlineMs?: number;
   /** Retries after the first attempt of an idempotent call. */
@@ -52,9 +58,17 @@ export interface CallOptions {
   deadline?: number;
   /** Told each time an attempt is sent to the service; a cached or shared answer sends nothing. */
   onSent?: () => void;
+  /**
+   * Told when the budget could not serve this read before its deadline and the last answer kept of
+   * it (no older than `staleMaxMs`, not dropped since) answered instead; `ageMs` is that answer's age.
+   */
+  onStale?: (ageMs: number) => void;
   /** `background`: the call waits for the budget behind every interactive call (default `interactive`). */
   priority?: CallPriority;
 }
+
+/** What a kept copy costs beyond its answer's text (its key, tags and entry), as the stale copies count it. */
+const STALE_ENTRY_BYTES = 256;
 
 /** Retries of an authenticate: its own policy, short, and outside the data calls' breaker. */
 const AUTHENTICATE_RETRIES = 2;
@@ -90,9 +104,14 @@ export class UpstreamClient {
       now,
     });
     const breaker = (this.breaker = createBreaker(options.halfOpenAfterMs));
+    // An answer's length as received: what the stale copies count its size by.
+    const sizes = new WeakMap<object, number>();
     const answer: Send = async (call) => {
       call.onSent?.();
-      return classifyAnswer(call, await this.sendObserved(call), now);
+      const raw = await this.sendObserved(call);
+      const value = classifyAnswer(call, raw, now);
+      if (typeof value === 'object' && value !== null) sizes.set(value, raw.text.length);
+      return value;
     };
     this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), {
       store: options.stores?.tokens,
@@ -100,7 +119,12 @@ export class UpstreamClient {
       logger: options.logger,
     });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
-    this.reads = new SharedReads(options.stores?.cache ?? new MemoryCacheStore(), options.pageTtlMs ?? 0);
+    this.reads = new SharedReads(
+      options.stores?.cache ?? new MemoryCacheStore(undefined, now),
+      options.pageTtlMs ?? 0,
+      new StaleCopies({ maxAgeMs: options.staleMaxMs ?? 0, now }),
+      (value) => (typeof value === 'object' && value !== null ? (sizes.get(value) ?? 0) : 0) + STALE_ENTRY_BYTES,
+    );
 
     // The token's own paths: no cache, no token, no breaker. Behind the data calls' breaker, a
     // half-open probe waiting for its token would wait for itself (the breaker deadlock).
@@ -234,6 +258,7 @@ export class UpstreamClient {
       params: checkParams(name, licensee, params as never),
       deadline: options.deadline ?? this.now() + (this.options.deadlineMs ?? 15_000),
       ...(options.onSent ? { onSent: options.onSent } : {}),
+      ...(options.onStale ? { onStale: options.onStale } : {}),
       ...(options.priority ? { priority: options.priority } : {}),
     };
   }

@@ -92,4 +92,29 @@ describe('reservation pages and page counts shared across operations', () => {
       await short.close();
     }
   });
+
+  it('several windows over one filter share one page count, in one operation and across operations', async () => {
+    const windows = `query ($status: ReservationStatus) {
+      event(eventId: 5001) {
+        a: reservations(first: 5, filter: { reservationStatus: $status }) { totalCount }
+        b: reservations(first: 3, after: null, filter: { reservationStatus: $status }) { totalCount edges { cursor } }
+        c: reservations(last: 2, filter: { reservationStatus: $status }) { totalCount edges { cursor } }
+      }
+    }`;
+    type Windows = { event: Record<'a' | 'b' | 'c', { totalCount: number }> };
+    const [one, two] = await Promise.all([
+      t.exec<Windows, Record<string, unknown>>(windows, { status: 'ACCEPTED' }),
+      t.exec<Windows, Record<string, unknown>>(LIST.replace('first: 5', 'first: 7'), {
+        eventId: 5001,
+        status: 'ACCEPTED',
+      }),
+    ]);
+    expect(one.errors, JSON.stringify(one.errors)).toBeUndefined();
+    expect(two.errors, JSON.stringify(two.errors)).toBeUndefined();
+    const { a, b, c } = one.data!.event;
+    expect(new Set([a.totalCount, b.totalCount, c.totalCount])).toEqual(
+      new Set([(two.data as unknown as List).event.reservations.totalCount]),
+    );
+    expect(t.count('getreservationpagecount')).toBe(1);
+  });
 });

@@ -19,7 +19,8 @@ import { CHANGED_BY_MUTATION } from './writes.ts';
  * before any of them. Envelop's plugin looks up in `onExecute`: placed after those plugins, a hit
  * is served only to a request that passed them all.
  *
- * Not cached: answers with errors, `@defer`/`@stream` answers (incremental, and a stream exists to
+ * Not cached: answers with errors, answers holding data of a kept copy served because the budget
+ * was spent (`extensions.stale`: the next request should get fresh data once it can), `@defer`/`@stream` answers (incremental, and a stream exists to
  * not hold the whole list), subscriptions (envelop's plugin does not see them), introspection
  * (`__schema`, `__type`: it costs no upstream call and would only take room).
  */
@@ -69,6 +70,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       ttl: FALLBACK_TTL,
       ttlPerSchemaCoordinate: { ...settings.ttls, 'Query.__schema': 0, 'Query.__type': 0 },
       shouldCacheResult: ({ result }) => !result.errors?.length,
+      onTtl: ({ ttl, context }) => (context.calls.servedStale() ? 0 : ttl),
       // The document as the client sent it when there is one (no printing), else printed once.
       getDocumentString: (args) =>
         (args.contextValue as { params?: { query?: string } }).params?.query ?? printed(args.document),

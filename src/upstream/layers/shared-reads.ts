@@ -1,6 +1,8 @@
 import { type CacheStore, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
 import type { AnyEndpoint } from '../endpoints.ts';
+import { AttemptFailure, RateLimitedError } from '../errors.ts';
+import type { StaleCopies } from '../stale-copies.ts';
 
 /**
  * The outermost layer: identical calls in flight share one request, answers are kept for the
@@ -8,18 +10,32 @@ import type { AnyEndpoint } from '../endpoints.ts';
  * raised when a mutation invalidates it: a read that started before the last invalidation of one
  * of its tags is neither joined by later reads nor cached, since it may have been answered from
  * before the change (otherwise a question saved a moment ago is missing from the list for a TTL).
+ *
+ * The answer of a cached read or a paged list also stays in `stale` (stale-copies.ts) past its
+ * lifetime: when the budget refuses the read, that copy answers it, and the caller is told its age
+ * (`onStale`). A copy is kept only when the answer is not older than an invalidation of its tags
+ * (as the cache's rule above), and dropped with the same tags.
  */
 export class SharedReads {
   private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
   private readonly generations = new Map<string, number>();
 
-  /** `pageTtlMs`: how long pages of paged lists and their page counts are kept (0: shared in flight only). */
+  /**
+   * `pageTtlMs`: how long pages of paged lists and their page counts are kept (0: shared in flight only).
+   * `sizeOf`: an answer's size in bytes, as the stale copies count it.
+   */
   constructor(
     private readonly cache: CacheStore,
     private readonly pageTtlMs = 0,
+    private readonly stale?: StaleCopies,
+    private readonly sizeOf: (value: unknown) => number = () => 0,
   ) {
-    // Another replica's mutation: reads in flight here may predate it too, so none joins them.
-    cache.onDropped?.((tag) => this.generations.set(tag, this.generation(tag) + 1));
+    // Another replica's mutation: reads in flight here may predate it too, so none joins them,
+    // and the copy kept here predates it: never served stale.
+    cache.onDropped?.((tag) => {
+      this.generations.set(tag, this.generation(tag) + 1);
+      this.stale?.dropTag(tag);
+    });
   }
 
   readonly layer: Layer = (next: Send) => async (call: UpstreamCall) => {
@@ -33,13 +49,20 @@ export class SharedReads {
     }
     const generations = tags.map((tag) => this.generation(tag));
     const shared = this.inFlight.get(key);
-    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) return shared.pending;
+    // Paged lists even with pageTtlMs 0: sharing them across operations is the operator's choice, a
+    // copy served only in place of a refusal, and marked as such, is not.
+    const staleable =
+      endpoint.idempotent && (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) && this.stale?.enabled === true;
+    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations))
+      return staleable ? this.orStale(shared.pending, key, call) : shared.pending;
 
     const pending = next(call).then(async (result) => {
       const unchanged = sameGenerations(
         generations,
         tags.map((tag) => this.generation(tag)),
       );
+      // Kept before the cache's await: a drop from now on finds the copy and forgets it.
+      if (staleable && unchanged) this.stale?.keep(key, result, tags, this.sizeOf(result));
       if (ttlMs > 0 && unchanged) await this.cache.set(key, result, ttlMs, tags);
       for (const tag of endpoint.invalidates?.(call.params) ?? [])
         await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
@@ -52,8 +75,20 @@ export class SharedReads {
       };
       pending.then(forget, forget);
     }
-    return pending;
+    return staleable ? this.orStale(pending, key, call) : pending;
   };
+
+  /** The read's answer; when the budget refuses it, the copy kept of its last answer, if one is usable. */
+  private async orStale(pending: Promise<unknown>, key: string, call: UpstreamCall): Promise<unknown> {
+    try {
+      return await pending;
+    } catch (error) {
+      const copy = refusedByBudget(error) ? this.stale?.get(key) : undefined;
+      if (!copy) throw error;
+      call.onStale?.(copy.ageMs);
+      return copy.value;
+    }
+  }
 
   /** How long an endpoint's answers are kept (0: shared only while in flight). */
   ttlOf(endpoint: AnyEndpoint): number {
@@ -70,11 +105,13 @@ export class SharedReads {
 
   /** Forgets every cached answer. */
   async clear(): Promise<void> {
+    this.stale?.clear();
     await this.cache.clear();
   }
 
   private async invalidate(tag: string): Promise<void> {
     this.generations.set(tag, this.generation(tag) + 1);
+    this.stale?.dropTag(tag);
     await this.cache.dropTag(tag);
   }
 
@@ -88,6 +125,15 @@ function tagsOf(call: UpstreamCall): string[] {
   const base = `${call.licensee.systemIdentifier}|${call.name}`;
   const eventId = call.params.eventId;
   return eventId === undefined ? [base] : [base, `${base}|${String(eventId)}`];
+}
+
+/**
+ * The licensee's budget could not serve the read before its deadline: the budget's own refusal, or
+ * the service's 429s until the deadline. Any other failure (the service down, a bad answer) is
+ * passed on: a copy stands in for a turn that did not come, not for an answer that was wrong.
+ */
+function refusedByBudget(error: unknown): boolean {
+  return error instanceof RateLimitedError || (error instanceof AttemptFailure && error.kind === 'throttled');
 }
 
 function sameGenerations(a: number[], b: number[]): boolean {
