@@ -140,16 +140,16 @@ const ReservationContact = builder.objectRef<Contact>('ReservationContact').impl
   }),
 });
 
-const SubBlock = builder
-  .objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock')
-  .implement({
-    description: 'The sub-block of a group code.',
-    fields: (t) => ({
-      subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
-      groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
-      name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
-    }),
-  });
+type SubBlockShape = { subBlockId: number; groupCode?: string | null; name?: string | null };
+
+const SubBlock = builder.objectRef<SubBlockShape>('SubBlock').implement({
+  description: 'The sub-block of a group code.',
+  fields: (t) => ({
+    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
+  }),
+});
 
 const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').implement({
   description: 'A value registered for a custom field.',
@@ -225,7 +225,7 @@ builder.node(ReservationRef, {
       nullable: true,
       description: 'The sub-block it was booked in.',
       ...costsNothing,
-      resolve: (r) => (r.subBlock?.subBlockId == null ? null : { ...r.subBlock, subBlockId: r.subBlock.subBlockId }),
+      resolve: (r) => (r.subBlock?.subBlockId == null ? null : (r.subBlock as SubBlockShape)),
     }),
     attendeeId: t.exposeString('attendeeId', {
       nullable: true,
