@@ -4,6 +4,7 @@ import { getEvent } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
+import { readOrNull } from '../upstream/record-view.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
@@ -104,15 +105,28 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
       resolve: (r) => r.departureDate ?? null,
     }),
     occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.', ...costsNothing }),
-    guests: t.field({ type: [Guest], description: 'Guests of the room.', ...costsNothing, resolve: (r) => r.guests }),
+    guests: t.field({
+      type: [Guest],
+      description: 'Guests of the room.',
+      ...costsNothing,
+      resolve: (r) => listOf(r, 'guests'),
+    }),
     nightlyRates: t.field({
       type: [NightlyRate],
       description: 'Rate of each night.',
       ...costsNothing,
-      resolve: (r) => r.nightlyRates,
+      resolve: (r) => listOf(r, 'nightlyRates'),
     }),
   }),
 });
+
+/**
+ * A list the schema declares non-null: an error there would blank the whole page (every field above
+ * it is non-null up to the connection), so a value the service sent that is not a list reads as none.
+ */
+function listOf<T, K extends keyof T>(record: T, key: K): NonNullable<T[K]> {
+  return readOrNull(record, key) ?? ([] as NonNullable<T[K]>);
+}
 
 /** A contact detail: optional, and sent with the reservation (its flag is asked only when selected). */
 const contactField = (description: string) => ({ nullable: true as const, description, ...costsNothing });
@@ -284,12 +298,17 @@ builder.node(ReservationRef, {
       ...costsNothing,
       resolve: (r) => r.contact ?? null,
     }),
-    rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', ...costsNothing, resolve: (r) => r.rooms }),
+    rooms: t.field({
+      type: [ReservationRoom],
+      description: 'Its rooms.',
+      ...costsNothing,
+      resolve: (r) => listOf(r, 'rooms'),
+    }),
     customFieldValues: t.field({
       type: [CustomFieldValue],
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
       ...costsNothing,
-      resolve: (r) => r.customFields ?? [],
+      resolve: (r) => listOf(r, 'customFields'),
     }),
     raw: t.field({
       type: 'JSON',

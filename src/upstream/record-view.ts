@@ -29,18 +29,21 @@ export abstract class RecordView {
     /** The record exactly as received. */
     readonly raw: Record<string, unknown>,
     protected readonly memo: unknown[],
-    /** Values read where the record's own is null or absent (a reservation's event, known from the request). */
+    /**
+     * Values read where the record's own is null, absent or unreadable: a reservation's event, known
+     * from the request that listed it (and declared non-null by the schema).
+     */
     protected readonly defaults: Readonly<Record<string, unknown>> | undefined,
   ) {}
 
-  /** The same view (sharing what was converted) with `defaults` for its null or absent fields. */
+  /** The same view (sharing what was converted) with `defaults` for its null, absent or unreadable fields. */
   abstract withDefaults(defaults: Readonly<Record<string, unknown>>): this;
 
   /** Every field converted, unreadable ones as null: what a change feed sends to other replicas. */
   abstract toJSON(): Record<string, unknown>;
 }
 
-/** `record` with `defaults` for its null or absent fields: a view stays a view, a plain object is copied. */
+/** `record` with `defaults` for its null, absent (or, in a view, unreadable) fields: a view stays a view, a plain object is copied. */
 export function withDefaults<T extends object>(record: T, defaults: { [K in keyof T]?: T[K] }): T {
   if (record instanceof RecordView) return record.withDefaults(defaults as Record<string, unknown>) as T;
   const out = { ...record } as Record<string, unknown>;
@@ -99,10 +102,10 @@ function makeView(shape: z.ZodRawShape, withRaw: boolean): (value: unknown) => R
           viewConversions.count++;
           memo[i] = value = convert(read, key, this.raw[key]);
         }
-        if (value instanceof Unreadable) throw value.error;
-        if (value == null && this.defaults !== undefined) {
-          const fallback = this.defaults[key];
+        if (value == null || value instanceof Unreadable) {
+          const fallback = this.defaults?.[key];
           if (fallback !== undefined) return fallback;
+          if (value instanceof Unreadable) throw value.error;
         }
         return value;
       },

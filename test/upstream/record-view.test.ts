@@ -218,9 +218,13 @@ describe('a query over a page of 1000 reservations', () => {
       records[2]!.arrivalDate = '31-Foo-2027';
       records[4]!.rooms[0].departureDate = 'soon';
       delete records[5]!.arrivalDate;
+      // Where the schema declares a field non-null, an error would blank the whole page instead:
+      // the list reads as empty, and the event is the one the request named.
+      records[6]!.rooms = 'none';
+      records[7]!.eventId = 'five thousand';
     };
     const answer = await exec(
-      '{ event(eventId: 5001) { reservations(first: 8) { edges { node { reservationNumber arrivalDate rooms { departureDate } } } } } }',
+      '{ event(eventId: 5001) { reservations(first: 8) { edges { node { reservationNumber eventId arrivalDate rooms { departureDate } } } } } }',
     );
     const nodes = answer.data!.event.reservations.edges.map((e) => e.node);
     expect(nodes).toHaveLength(8);
@@ -228,6 +232,8 @@ describe('a query over a page of 1000 reservations', () => {
     expect(nodes[2]!.reservationNumber).toEqual(expect.any(Number));
     expect(nodes[4]!.rooms[0].departureDate).toBeNull();
     expect(nodes[5]!.arrivalDate).toBeNull();
+    expect(nodes[6]!.rooms).toEqual([]);
+    expect(nodes[7]!.eventId).toBe(5001);
     for (const i of [0, 1, 3, 4, 6, 7]) expect(nodes[i]!.arrivalDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(answer.errors).toHaveLength(2);
     expect(answer.errors).toEqual(
