@@ -4,7 +4,7 @@ import { getEvent } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
 import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { getReservation } from '../resolvers/reservation.ts';
-import { readOrNull } from '../upstream/record-view.ts';
+import { UpstreamResponseError } from '../upstream/errors.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
@@ -109,13 +109,13 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
       type: [Guest],
       description: 'Guests of the room.',
       ...costsNothing,
-      resolve: (r) => listOf(r, 'guests'),
+      resolve: (r) => listOf(() => r.guests),
     }),
     nightlyRates: t.field({
       type: [NightlyRate],
       description: 'Rate of each night.',
       ...costsNothing,
-      resolve: (r) => listOf(r, 'nightlyRates'),
+      resolve: (r) => listOf(() => r.nightlyRates),
     }),
   }),
 });
@@ -124,8 +124,13 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
  * A list the schema declares non-null: an error there would blank the whole page (every field above
  * it is non-null up to the connection), so a value the service sent that is not a list reads as none.
  */
-function listOf<T, K extends keyof T>(record: T, key: K): NonNullable<T[K]> {
-  return readOrNull(record, key) ?? ([] as NonNullable<T[K]>);
+function listOf<T>(read: () => T[] | null | undefined): T[] {
+  try {
+    return read() ?? [];
+  } catch (error) {
+    if (error instanceof UpstreamResponseError) return [];
+    throw error;
+  }
 }
 
 /** A contact detail: optional, and sent with the reservation (its flag is asked only when selected). */
@@ -302,13 +307,13 @@ builder.node(ReservationRef, {
       type: [ReservationRoom],
       description: 'Its rooms.',
       ...costsNothing,
-      resolve: (r) => listOf(r, 'rooms'),
+      resolve: (r) => listOf(() => r.rooms),
     }),
     customFieldValues: t.field({
       type: [CustomFieldValue],
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
       ...costsNothing,
-      resolve: (r) => listOf(r, 'customFields'),
+      resolve: (r) => listOf(() => r.customFields),
     }),
     raw: t.field({
       type: 'JSON',
