@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ReservationModel } from '../resolvers/models.ts';
 import { stableKey } from '../upstream/cache.ts';
+import { readOrNull } from '../upstream/record-view.ts';
 import type { ReservationStatus } from '../upstream/vocabulary.ts';
 
 /** What happened to a reservation between two looks at it. */
@@ -34,7 +35,8 @@ export function contentHash(reservation: ReservationModel): string {
     .slice(0, 16);
 }
 
-const isCancelled = (reservation: ReservationModel) => reservation.status === ('cancelled' satisfies ReservationStatus);
+const isCancelled = (reservation: ReservationModel) =>
+  readOrNull(reservation, 'status') === ('cancelled' satisfies ReservationStatus);
 
 /**
  * The kind of a record seen now: CANCELLED when it is cancelled and was not when
@@ -48,7 +50,7 @@ export function changeKind(
   baseline: number,
 ): ChangeKind {
   if (isCancelled(reservation) && !before?.cancelled) return 'CANCELLED';
-  if (!before && instantOf(reservation.createdDate) >= baseline) return 'CREATED';
+  if (!before && instantOf(readOrNull(reservation, 'createdDate')) >= baseline) return 'CREATED';
   return 'CHANGED';
 }
 
@@ -69,7 +71,7 @@ export function changesAmong(
     if (before?.hash === hash) continue;
     changes.push({
       kind: changeKind(reservation, before, baseline),
-      modifiedAt: reservation.modifiedDate ?? null,
+      modifiedAt: readOrNull(reservation, 'modifiedDate') ?? null,
       reservation,
       key: `${reservation.reservationNumber}:${hash}`,
     });

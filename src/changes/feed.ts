@@ -1,4 +1,5 @@
 import type { ReservationModel } from '../resolvers/models.ts';
+import { readOrNull } from '../upstream/record-view.ts';
 import { changesAmong, instantOf, type ReservationChange, type SeenRecord } from './change.ts';
 
 /** Reads an event's reservations for a feed: every page, as the service holds them now. */
@@ -94,9 +95,10 @@ export class ChangeFeed {
     const heardUpTo = Math.floor(startedAt / 60_000) * 60_000;
     const known: ReservationModel[] = [];
     const toTell: ReservationModel[] = [];
-    for (const record of records) (instantOf(record.modifiedDate) < heardUpTo ? known : toTell).push(record);
+    for (const record of records)
+      (instantOf(readOrNull(record, 'modifiedDate')) < heardUpTo ? known : toTell).push(record);
     changesAmong(known, this.seen, Infinity);
-    for (const record of known) this.latest = Math.max(this.latest, instantOf(record.modifiedDate));
+    for (const record of known) this.latest = Math.max(this.latest, instantOf(readOrNull(record, 'modifiedDate')));
     // Made in or after the minute it started: CREATED when first seen (the service's minutes).
     this.baseline = from ? from.heardUpTo : heardUpTo === Infinity ? this.latest : heardUpTo;
     this.tell(changesAmong(toTell, this.seen, this.baseline));

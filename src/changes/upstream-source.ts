@@ -2,6 +2,7 @@ import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
 import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
+import { withDefaults } from '../upstream/record-view.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {
@@ -52,8 +53,7 @@ export async function readReservations(
   for (let page = 1; ; page++) {
     const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
     const list = await upstream.call(licensee, 'getreservation', params, options);
-    for (const record of list.slice())
-      records.push({ ...record, eventId: record.eventId ?? eventId } as ReservationModel);
+    for (const record of list.slice()) records.push(withDefaults(record, { eventId }) as ReservationModel);
     if (list.length < UPSTREAM_PAGE) return records;
   }
 }

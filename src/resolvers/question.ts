@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mapPageOnce, type PagedSource, sourceKey } from '../connections/paged-source.ts';
 import { type Connection, resolveWindow, type WindowArgs } from '../connections/window.ts';
+import { readOrNull, withDefaults } from '../upstream/record-view.ts';
 import { questionType } from '../upstream/vocabulary.ts';
 import type { GatewayContext } from './context.ts';
 import type { AnswerModel, QuestionModel } from './models.ts';
@@ -26,7 +27,7 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
     pageCount: () => ctx.calls.read('getattendeeanswerspagecount', { eventId }),
     page: async (page) =>
       mapPageOnce(await ctx.calls.read('getattendeeanswers', { eventId, page }), (list) =>
-        list.map((a) => ({ ...a, eventId: a.eventId ?? eventId }) as AnswerModel),
+        list.map((a) => withDefaults(a, { eventId }) as AnswerModel),
       ),
     orderOf: byReservationThenQuestion,
     onUndecodable: (positions) =>
@@ -39,7 +40,8 @@ export function answerSource(ctx: GatewayContext, eventId: number): PagedSource<
 
 /** The service lists answers by reservation number, then question (docs/upstream.md, getattendeeanswers). */
 function byReservationThenQuestion(a: AnswerModel): readonly number[] | null {
-  return a.reservationNumber == null ? null : [a.reservationNumber, a.questionId];
+  const reservationNumber = readOrNull(a, 'reservationNumber');
+  return reservationNumber == null ? null : [reservationNumber, a.questionId];
 }
 
 export function listAnswers(ctx: GatewayContext, eventId: number, window: WindowArgs): Connection<AnswerModel> {

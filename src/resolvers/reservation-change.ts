@@ -3,6 +3,7 @@ import { ChangeStream } from '../changes/change-stream.ts';
 import type { FeedMembership } from '../changes/registry.ts';
 import { readReservations, upstreamSource } from '../changes/upstream-source.ts';
 import { BadInputError, NotFoundError } from '../upstream/errors.ts';
+import { readOrNull } from '../upstream/record-view.ts';
 import type { GatewayContext } from './context.ts';
 import type { ReservationFilter } from './models.ts';
 
@@ -102,10 +103,10 @@ function filterOf(filter: ReservationChangeFilter | null | undefined): (change: 
   const same = (value: string | null | undefined, expected: string | null | undefined) =>
     expected == null || value?.toLowerCase() === expected.toLowerCase();
   return ({ reservation }) =>
-    (wanted.hotelId == null || reservation.hotelId === wanted.hotelId) &&
-    same(reservation.groupCode, wanted.groupCode) &&
-    (wanted.reservationStatus == null || reservation.status === wanted.reservationStatus) &&
-    same(reservation.attendeeId, wanted.attendeeId);
+    (wanted.hotelId == null || readOrNull(reservation, 'hotelId') === wanted.hotelId) &&
+    same(readOrNull(reservation, 'groupCode'), wanted.groupCode) &&
+    (wanted.reservationStatus == null || readOrNull(reservation, 'status') === wanted.reservationStatus) &&
+    same(readOrNull(reservation, 'attendeeId'), wanted.attendeeId);
 }
 
 /** What our own write touched: one reservation by number, or an attendee's reservations. */

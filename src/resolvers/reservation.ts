@@ -17,6 +17,7 @@ import {
 import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import { checkParams } from '../upstream/params.ts';
+import { withDefaults } from '../upstream/record-view.ts';
 import type { GatewayContext } from './context.ts';
 import type { ReservationFilter, ReservationModel } from './models.ts';
 import { orNull } from './request-calls.ts';
@@ -54,7 +55,7 @@ function wireFlags(flags: ReservationFlags): Partial<ParamsOf<'getreservation'>>
 }
 
 function withEvent(eventId: number, list: ResultOf<'getreservation'>): LazyList<ReservationModel> {
-  return list.map((r) => ({ ...r, eventId: r.eventId ?? eventId }) as ReservationModel);
+  return list.map((r) => withDefaults(r, { eventId }) as ReservationModel);
 }
 
 /** The reservations of an event under a filter, page by page through the request's calls (resolvers/request-calls.ts). */

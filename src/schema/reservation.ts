@@ -5,6 +5,7 @@ import { idNumbers } from '../resolvers/ids.ts';
 import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
+import { UpstreamResponseError } from '../upstream/errors.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
@@ -105,15 +106,33 @@ const ReservationRoom = builder.objectRef<Room>('ReservationRoom').implement({
       resolve: (r) => r.departureDate ?? null,
     }),
     occupancy: t.exposeInt('occupancy', { nullable: true, description: 'Number of guests.', ...costsNothing }),
-    guests: t.field({ type: [Guest], description: 'Guests of the room.', ...costsNothing, resolve: (r) => r.guests }),
+    guests: t.field({
+      type: [Guest],
+      description: 'Guests of the room.',
+      ...costsNothing,
+      resolve: (r) => listOf(() => r.guests),
+    }),
     nightlyRates: t.field({
       type: [NightlyRate],
       description: 'Rate of each night.',
       ...costsNothing,
-      resolve: (r) => r.nightlyRates,
+      resolve: (r) => listOf(() => r.nightlyRates),
     }),
   }),
 });
+
+/**
+ * A list the schema declares non-null: an error there would blank the whole page (every field above
+ * it is non-null up to the connection), so a value the service sent that is not a list reads as none.
+ */
+function listOf<T>(read: () => T[] | null | undefined): T[] {
+  try {
+    return read() ?? [];
+  } catch (error) {
+    if (error instanceof UpstreamResponseError) return [];
+    throw error;
+  }
+}
 
 /** A contact detail: optional, and sent with the reservation (its flag is asked only when selected). */
 const contactField = (description: string) => ({ nullable: true as const, description, ...costsNothing });
@@ -141,16 +160,16 @@ const ReservationContact = builder.objectRef<Contact>('ReservationContact').impl
   }),
 });
 
-const SubBlock = builder
-  .objectRef<{ subBlockId: number; groupCode?: string | null; name?: string | null }>('SubBlock')
-  .implement({
-    description: 'The sub-block of a group code.',
-    fields: (t) => ({
-      subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
-      groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
-      name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
-    }),
-  });
+type SubBlockShape = { subBlockId: number; groupCode?: string | null; name?: string | null };
+
+const SubBlock = builder.objectRef<SubBlockShape>('SubBlock').implement({
+  description: 'The sub-block of a group code.',
+  fields: (t) => ({
+    subBlockId: t.exposeInt('subBlockId', { description: 'Identifier of the sub-block.', ...costsNothing }),
+    groupCode: t.exposeString('groupCode', { nullable: true, description: 'Its group code.', ...costsNothing }),
+    name: t.exposeString('name', { nullable: true, description: 'Its name.', ...costsNothing }),
+  }),
+});
 
 const CustomFieldValue = builder.objectRef<FieldValue>('CustomFieldValue').implement({
   description: 'A value registered for a custom field.',
@@ -226,7 +245,7 @@ builder.node(ReservationRef, {
       nullable: true,
       description: 'The sub-block it was booked in.',
       ...costsNothing,
-      resolve: (r) => (r.subBlock?.subBlockId == null ? null : { ...r.subBlock, subBlockId: r.subBlock.subBlockId }),
+      resolve: (r) => (r.subBlock?.subBlockId == null ? null : (r.subBlock as SubBlockShape)),
     }),
     attendeeId: t.exposeString('attendeeId', {
       nullable: true,
@@ -285,12 +304,17 @@ builder.node(ReservationRef, {
       ...costsNothing,
       resolve: (r) => r.contact ?? null,
     }),
-    rooms: t.field({ type: [ReservationRoom], description: 'Its rooms.', ...costsNothing, resolve: (r) => r.rooms }),
+    rooms: t.field({
+      type: [ReservationRoom],
+      description: 'Its rooms.',
+      ...costsNothing,
+      resolve: (r) => listOf(() => r.rooms),
+    }),
     customFieldValues: t.field({
       type: [CustomFieldValue],
       description: 'Values of custom fields registered for it (asked of the service only when selected).',
       ...costsNothing,
-      resolve: (r) => r.customFields ?? [],
+      resolve: (r) => listOf(() => r.customFields),
     }),
     raw: t.field({
       type: 'JSON',

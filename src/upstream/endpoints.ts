@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { fromService, toService, unwrapList } from './codecs.ts';
+import { fastCodecOf, fromService, toService, unwrapList } from './codecs.ts';
 import { nightsBetween } from './formats.ts';
 import { LazyList } from './lazy-list.ts';
+import { viewOf } from './record-view.ts';
 import { hotelStatus, questionType, reservationStatus, roomStatus, shoppingViewScope } from './vocabulary.ts';
 
 /**
@@ -92,7 +93,7 @@ const hotelShape = {
 
 const rate = () =>
   z.looseObject({ date: fromService.date(), amount: fromService.number(), currency: fromService.text() });
-const rates = () => fromService.list(rate()).transform((x) => x ?? []);
+const rates = () => fromService.items(rate());
 
 const reservation = (zone: string) =>
   fromService.record({
@@ -125,23 +126,19 @@ const reservation = (zone: string) =>
       companyName: fromService.text(),
       preferredGuestNumber: fromService.text(),
     }),
-    rooms: fromService
-      .list(
-        z.looseObject({
-          roomId: fromService.int(),
-          roomTypeId: fromService.int(),
-          roomType: fromService.text(),
-          status: fromService.text(),
-          arrivalDate: fromService.date(),
-          departureDate: fromService.date(),
-          occupancy: fromService.int(),
-          guests: fromService
-            .list(z.looseObject({ firstName: fromService.text(), lastName: fromService.text() }))
-            .transform((x) => x ?? []),
-          nightlyRates: rates(),
-        }),
-      )
-      .transform((x) => x ?? []),
+    rooms: fromService.items(
+      z.looseObject({
+        roomId: fromService.int(),
+        roomTypeId: fromService.int(),
+        roomType: fromService.text(),
+        status: fromService.text(),
+        arrivalDate: fromService.date(),
+        departureDate: fromService.date(),
+        occupancy: fromService.int(),
+        guests: fromService.items(z.looseObject({ firstName: fromService.text(), lastName: fromService.text() })),
+        nightlyRates: rates(),
+      }),
+    ),
     event: fromService.object({ eventId: fromService.int(), name: fromService.text() }),
     hotel: fromService.object(hotelShape),
     subBlock: fromService.object({
@@ -190,19 +187,28 @@ const list = <T extends z.ZodType>(item: T) =>
     return parsed.data;
   });
 
-/** A page of records decoded only as they are read (see LazyList). */
-const lazyList = <T extends z.ZodType>(item: T) =>
-  z.unknown().transform((value, ctx) => {
+/**
+ * A page of records read where they lie (record-view.ts): each record's identifiers checked when it
+ * is first reached (see LazyList), every other field converted when read.
+ */
+const lazyList = <T extends z.ZodType>(item: T) => {
+  const codec = fastCodecOf(item);
+  const decode =
+    codec?.kind === 'record'
+      ? (viewOf(codec.shape) as (x: unknown) => z.output<T> | null)
+      : (x: unknown): z.output<T> | null => {
+          const parsed = item.safeParse(x);
+          return parsed.success ? parsed.data : null;
+        };
+  return z.unknown().transform((value, ctx) => {
     const items = unwrapList(value);
     if (!Array.isArray(items)) {
       ctx.addIssue({ code: 'custom', message: 'expected a list' });
       return z.NEVER;
     }
-    return LazyList.of(items, (x): z.output<T> | null => {
-      const parsed = item.safeParse(x);
-      return parsed.success ? parsed.data : null;
-    });
+    return LazyList.of(items, decode);
   });
+};
 
 const ack = () => z.looseObject({ success: fromService.bool() });
 
