@@ -12,10 +12,16 @@ export interface FieldPath {
   readonly key: string | number;
 }
 
+/**
+ * A field's path, cut at the first list index: a field inside a list is named by the list, once,
+ * so that a copy feeding a lookup of each of 1000 records makes one mark, not 1000.
+ */
 function pathAsArray(path: FieldPath): (string | number)[] {
   const keys: (string | number)[] = [];
   for (let at: FieldPath | undefined = path; at; at = at.prev) keys.push(at.key);
-  return keys.reverse();
+  keys.reverse();
+  const index = keys.findIndex((key) => typeof key === 'number');
+  return index < 0 ? keys : keys.slice(0, index);
 }
 
 /** A field of the answer whose data came from a kept copy the budget made the gateway serve instead of a fresh read. */
