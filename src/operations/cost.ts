@@ -5,16 +5,17 @@ import {
   type GraphQLSchema,
   getArgumentValues,
   getNamedType,
-  getVariableValues,
   isAbstractType,
   isObjectType,
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type VariableDefinitionNode,
 } from 'graphql';
 import { type Args, type Operation, ruleOf, type Scope } from '../schema/cost.ts';
 import { schema as gatewaySchema } from '../schema/index.ts';
 import { flattenFields, fragmentsOf } from '../schema/selection.ts';
+import { coercedVariables } from './coerced-variables.ts';
 
 /**
  * An upper estimate of the upstream calls an operation can make, from its document and coerced
@@ -87,13 +88,45 @@ export function estimateUpstreamCalls(
   limit = Infinity,
   schema: GraphQLSchema = gatewaySchema,
 ): number {
+  // The same document with the same variables costs the same: most requests repeat one of a few.
+  const key = schema === gatewaySchema ? memoKey(variables, operationName, limit) : undefined;
+  let known = key === undefined ? undefined : estimates.get(document);
+  const estimate = key === undefined ? undefined : known?.get(key);
+  if (estimate !== undefined) return estimate;
+  const calls = walkedEstimate(document, variables, operationName, limit, schema);
+  if (key === undefined) return calls;
+  if (!known) estimates.set(document, (known = new Map()));
+  else if (known.size >= ESTIMATES_PER_DOCUMENT) known.clear();
+  known.set(key, calls);
+  return calls;
+}
+
+/** Per parsed document (Yoga's parse cache hands the same one to each request of a document). */
+const estimates = new WeakMap<DocumentNode, Map<string, number>>();
+const ESTIMATES_PER_DOCUMENT = 64;
+/** Variables longer than this as JSON (a mutation's input) are not kept as a key. */
+const LONGEST_KEY = 1024;
+const NO_DEFINITIONS: readonly VariableDefinitionNode[] = [];
+
+function memoKey(variables: Args, operationName: string | null | undefined, limit: number): string | undefined {
+  const json = JSON.stringify(variables);
+  return json.length > LONGEST_KEY ? undefined : `${operationName ?? ''}|${limit}|${json}`;
+}
+
+function walkedEstimate(
+  document: DocumentNode,
+  variables: Args,
+  operationName: string | null | undefined,
+  limit: number,
+  schema: GraphQLSchema,
+): number {
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
   );
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
   const root = operation && schema.getRootType(operation.operation);
   if (!operation || !root) return 0;
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  const coerced = coercedVariables(schema, operation.variableDefinitions ?? NO_DEFINITIONS, variables);
   // Variables that do not coerce fail the whole operation before anything runs.
   if (coerced.errors) return 0;
   const walk: Walk = { schema, fragments: fragmentsOf(document), variables: coerced.coerced, limit, memo: new Map() };

@@ -3,12 +3,12 @@ import {
   type DocumentNode,
   GraphQLError,
   getOperationAST,
-  getVariableValues,
   Kind,
   type SelectionSetNode,
   valueFromASTUntyped,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { coercedVariables } from './coerced-variables.ts';
 import { defersOrStreams } from './incremental.ts';
 
 /**
@@ -85,7 +85,7 @@ function useGraphQlJsVariables(): Plugin {
       const definitions = operation?.variableDefinitions ?? [];
       if (definitions.length === 0) return;
       const inputs = (args.variableValues ?? {}) as Record<string, unknown>;
-      const coerced = getVariableValues(args.schema, definitions, inputs, { maxErrors: 50 });
+      const coerced = coercedVariables(args.schema, definitions, inputs);
       if (coerced.errors) {
         // A request error, as graphql-js' executor answers it in Yoga: HTTP 400.
         const errors = coerced.errors.map(

@@ -13,7 +13,7 @@ import {
   UPSTREAM_PAGE,
 } from '../connections/window.ts';
 import { RESERVATION_LOOKUPS_MAX } from '../resolvers/entities.ts';
-import { flattenFields } from './selection.ts';
+import { flattenFields, hotelFromRecord } from './selection.ts';
 import { isStreamed } from './streamed-edges.ts';
 
 /**
@@ -123,6 +123,9 @@ export const listPerEvent: Rule = (scope) => ({
 });
 /** A hotel of the record's event: one gethotels per event serves every hotel lookup of it. */
 export const hotelOfEvent: Rule = (scope) => ({ calls: scope.events, below: scope });
+/** A reservation's hotel: free when only what the reservation itself holds is selected (its name and id). */
+export const hotelOfReservation: Rule = (scope, args, field, operation) =>
+  hotelFromRecord.atField(field, operation.fragments) ? { calls: 0 } : hotelOfEvent(scope, args, field, operation);
 
 /** Records a connection window can hold, and the upstream calls it can make (connections/window.ts). */
 function window(field: FieldNode, args: Args, operation: Operation): { records: number; pages: number } {

@@ -1,3 +1,7 @@
+import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql';
+import { recordsOf } from '../connections/paged-source.ts';
+import { MAX_WINDOW } from '../connections/window.ts';
+import type { GatewayContext } from '../resolvers/context.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
 import {
@@ -11,9 +15,15 @@ import {
 } from '../resolvers/event.ts';
 import { listHotels } from '../resolvers/hotel.ts';
 import { idNumbers } from '../resolvers/ids.ts';
+import type { EventModel, ReservationFilter as ReservationFilterShape } from '../resolvers/models.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { scoped } from '../resolvers/request-calls.ts';
-import { getReservation, listReservations } from '../resolvers/reservation.ts';
+import {
+  getReservation,
+  listReservations,
+  type ReservationFlags,
+  reservationSource,
+} from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import {
   costs,
@@ -44,8 +54,61 @@ import {
   ShoppingViewHotelRef,
 } from './refs.ts';
 import { ReservationFilter } from './reservation.ts';
-import { reservationFlags, wantsPartnerview } from './selection.ts';
+import { flattenFields, reservationFlags, wantsPartnerview } from './selection.ts';
 import { streamsEdges } from './streamed-edges.ts';
+
+/** Event fields its id and its reservations answer: nothing of getevent's record is needed. */
+const EVENT_FROM_RESERVATIONS = new Set(['eventId', 'id', '__typename', 'reservations']);
+
+/**
+ * `event(eventId)` selecting only its reservations from the first one (`first`, no cursor): the
+ * reservation page the connection reads proves the event exists when it holds a record, so no
+ * getevent is made. An empty page (no reservations, a filter matching none, or an event the
+ * service does not know: its answer for one is not documented) and a failed read ask getevent,
+ * so an unknown event is still null and the connection reports its own error.
+ */
+async function eventOf(ctx: GatewayContext, eventId: number, info: GraphQLResolveInfo): Promise<EventModel | null> {
+  const first = firstPageOnly(info);
+  if (first) {
+    try {
+      const page = await reservationSource(ctx, eventId, first.filter, first.flags).page(1);
+      if (recordsOf(page).length > 0) return { eventId } as EventModel;
+    } catch {
+      // getevent decides below, and the connection reads (and reports) the page itself.
+    }
+  }
+  return getEvent(ctx, eventId);
+}
+
+/** The filter and detail flags of the one reservations window the event's selection holds, when it starts at page 1. */
+function firstPageOnly(
+  info: GraphQLResolveInfo,
+): { filter: ReservationFilterShape | null | undefined; flags: ReservationFlags } | undefined {
+  if (info.fieldNodes.length !== 1) return undefined;
+  const fields = flattenFields(info.fieldNodes[0]!.selectionSet, info.fragments);
+  if (!fields.every((f) => EVENT_FROM_RESERVATIONS.has(f.name.value))) return undefined;
+  const windows = fields.filter((f) => f.name.value === 'reservations');
+  if (windows.length !== 1 || streamsEdges({ ...info, fieldNodes: windows })) return undefined;
+  // Only a window that reads its records reads page 1 (a count alone reads the page count and the last page).
+  if (!flattenFields(windows[0]!.selectionSet, info.fragments).some((f) => f.name.value === 'edges')) return undefined;
+  const definition = info.schema.getType('Event');
+  const field = isObjectType(definition) ? definition.getFields().reservations : undefined;
+  if (!field) return undefined;
+  let args: Record<string, unknown>;
+  try {
+    args = getArgumentValues(field, windows[0]!, info.variableValues);
+  } catch {
+    return undefined; // the connection reports it
+  }
+  if (args.after != null || args.last != null || args.before != null) return undefined;
+  // A window the connection refuses (or reads nothing of) makes no call before its refusal.
+  if (args.first != null && (typeof args.first !== 'number' || args.first < 1 || args.first > MAX_WINDOW))
+    return undefined;
+  return {
+    filter: args.filter as ReservationFilterShape | null | undefined,
+    flags: reservationFlags(info, ['reservations', 'edges', 'node']),
+  };
+}
 
 builder.asEntity(EventRef, {
   key: builder.selection<{ eventId: number }>('eventId'),
@@ -222,7 +285,7 @@ builder.queryFields((t) => ({
     description: 'One event by its id; null when the event does not exist for this licensee.',
     args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
     ...costs(eventById),
-    resolve: (_root, args, ctx, info) => getEvent(scoped(ctx, info), args.eventId),
+    resolve: (_root, args, ctx, info) => eventOf(scoped(ctx, info), args.eventId, info),
   }),
   events: t.field({
     type: [EventRef],

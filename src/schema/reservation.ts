@@ -2,19 +2,19 @@ import { getCustomField } from '../resolvers/custom-field.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
 import { idNumbers } from '../resolvers/ids.ts';
-import type { ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
+import type { HotelModel, ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { UpstreamResponseError } from '../upstream/errors.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
-import { costs, costsNothing, everyCustomField, hotelOfEvent, oncePerEvent } from './cost.ts';
+import { costs, costsNothing, everyCustomField, hotelOfReservation, oncePerEvent } from './cost.ts';
 import { known, ReservationStatus, RoomStatus } from './enums.ts';
 import { internalOnly } from './federation.ts';
 import { hotelOf } from './hotel.ts';
 import type { SameShape } from './input-shape.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, HotelRef, isNode, ReservationRef, rawDescription } from './refs.ts';
-import { ALL_FLAGS, reservationFlags } from './selection.ts';
+import { ALL_FLAGS, hotelFromRecord, reservationFlags } from './selection.ts';
 
 type Room = ReservationModel['rooms'][number];
 type Contact = NonNullable<ReservationModel['contact']>;
@@ -227,8 +227,12 @@ builder.node(ReservationRef, {
       type: HotelRef,
       nullable: true,
       description: 'The hotel.',
-      ...costs(hotelOfEvent),
-      resolve: (r, _args, ctx, info) => hotelOf(ctx, info, r.eventId, r.hotelId),
+      ...costs(hotelOfReservation),
+      // The reservation names its hotel: the event's hotel list is read only for more than that.
+      resolve: (r, _args, ctx, info) =>
+        r.hotelId != null && r.hotelName != null && hotelFromRecord.atResolver(info)
+          ? ({ eventId: r.eventId, hotelId: r.hotelId, name: r.hotelName } as HotelModel)
+          : hotelOf(ctx, info, r.eventId, r.hotelId),
     }),
     confirmationNumber: t.exposeString('confirmationNumber', {
       nullable: true,

@@ -114,3 +114,29 @@ export function wantsPartnerview(info: GraphQLResolveInfo): boolean {
   partnerview.set(info.operation, found);
   return found;
 }
+
+/**
+ * A test of whether a field selects nothing but `names` below it (fragments flattened): then its
+ * value can be built from what its parent's record already holds. Kept per field node of a parsed
+ * document, so a page of 1000 records walks the selection once.
+ */
+export function selectsOnly(names: ReadonlySet<string>) {
+  const known = new WeakMap<FieldNode, boolean>();
+  const test = (field: FieldNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): boolean => {
+    let only = known.get(field);
+    if (only === undefined) {
+      only = flattenFields(field.selectionSet, fragments).every((f) => names.has(f.name.value));
+      known.set(field, only);
+    }
+    return only;
+  };
+  return {
+    /** For a resolver: every occurrence of the field being resolved (merged by GraphQL) must pass. */
+    atResolver: (info: GraphQLResolveInfo) => info.fieldNodes.every((field) => test(field, info.fragments)),
+    /** For the cost estimate, one occurrence at a time. */
+    atField: test,
+  };
+}
+
+/** The Hotel fields a record's own `hotelId` and `hotelName` answer, without the event's hotel list. */
+export const hotelFromRecord = selectsOnly(new Set(['name', 'hotelId', 'eventId', 'id', '__typename']));

@@ -146,17 +146,19 @@ describe('windows of 1000 at a page boundary', () => {
     expect(estimateUpstreamCalls(parse(query), { after })).toBe(6);
   });
 
+  // The estimate counts the getevent that a first page holding records makes unnecessary: an empty
+  // first page still asks it (an unknown event is null), so that call stays in the upper bound.
   it.each([
-    [true, 3],
-    [false, 2],
+    [true, 2],
+    [false, 1],
   ])(
-    'from the start of the list, hasNextPage asked: %s, is estimated at exactly its %i calls',
+    'from the start of the list, hasNextPage asked: %s, makes %i calls, estimated at one more (the getevent an empty page needs)',
     async (asksNextPage, calls) => {
       const query = windowOf1000(asksNextPage);
       const res = await t.exec(query, {});
       expect(res.errors).toBeUndefined();
       expect(t.calls().length).toBe(calls);
-      expect(estimateUpstreamCalls(parse(query))).toBe(calls);
+      expect(estimateUpstreamCalls(parse(query))).toBe(calls + 1);
     },
   );
 });

@@ -40,18 +40,37 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     ).toEqual(['getevent', 'gethotels']);
   });
 
-  it('reservations(first: 2500) with hotel { name } on each node: 3 getreservation, 1 gethotels', async () => {
+  it('reservations(first: 2500) with hotel { name } on each node: 3 getreservation, no gethotels (the reservation names its hotel)', async () => {
     const res = await t.exec(ReservationsWithHotelsDocument, { eventId: 5001, first: 2500 });
     expect(res.errors).toBeUndefined();
     const edges = res.data!.event!.reservations.edges;
     expect(edges).toHaveLength(2500);
-    expect(edges.every((e) => e.node.hotel?.name)).toBe(true);
+    const { store } = t.emulator.state;
+    const hotelNames = new Map(store.hotelsByEvent.get(5001)!.map((h) => [h.hotelId, h.name]));
+    const reservations = new Map(store.reservationsByEvent.get(5001)!.map((r) => [r.reservationNumber, r]));
+    // The names are the event's hotels' names, as gethotels would have answered them.
+    for (const { node } of edges)
+      expect(node.hotel?.name).toBe(hotelNames.get(reservations.get(Number(node.reservationNumber))!.hotelId));
     const calls = t.calls();
     expect(calls.filter((c) => c.endpoint === 'getreservation').map((c) => c.params.page)).toEqual(
       expect.arrayContaining(['1', '2', '3']),
     );
     expect(calls.filter((c) => c.endpoint === 'getreservation')).toHaveLength(3);
-    expect(calls.filter((c) => c.endpoint === 'gethotels')).toHaveLength(1);
+    expect(calls.filter((c) => c.endpoint === 'gethotels')).toHaveLength(0);
+  });
+
+  it('a reservation’s hotel with more than its name and ids (its city): 1 gethotels for the page', async () => {
+    const res = await t.exec<
+      { event: { reservations: { edges: { node: { hotel: { hotelId: number; name: string; city: string } } }[] } } },
+      Record<string, never>
+    >(
+      '{ event(eventId: 5001) { reservations(first: 100) { edges { node { hotel { hotelId name ...Place } } } } } } fragment Place on Hotel { city }',
+    );
+    expect(res.errors).toBeUndefined();
+    const cities = new Map(t.emulator.state.store.hotelsByEvent.get(5001)!.map((h) => [h.hotelId, h.city]));
+    for (const { node } of res.data!.event.reservations.edges)
+      expect(node.hotel.city).toBe(cities.get(node.hotel.hotelId));
+    expect(t.calls().filter((c) => c.endpoint === 'gethotels')).toHaveLength(1);
   });
 
   it('reservations(first: 10) { totalCount }: at most 3 calls', async () => {
@@ -78,7 +97,7 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     ]);
   });
 
-  it('a filtered list that fits one page: totalCount costs no call beyond that page', async () => {
+  it('a filtered list that fits one page: totalCount costs no call beyond that page (nor a getevent)', async () => {
     const res = await t.exec(ReservationWindowDocument, {
       eventId: 5001,
       first: 10,
@@ -94,7 +113,7 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
         .calls()
         .map((c) => c.endpoint)
         .sort(),
-    ).toEqual(['getevent', 'getreservation']);
+    ).toEqual(['getreservation']);
   });
 
   it('reservations selecting only reservationNumber and status: no detail flag is sent', async () => {
@@ -149,5 +168,38 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
       )!;
     expect(page.params).toMatchObject({ fullContactInfo: 'true', detailedSubBlockInfo: 'true', customField: 'true' });
     expect(page.params.detailedHotelInfo).toBeUndefined();
+  });
+
+  it('an event’s first reservations with their hotel names: 1 getreservation, no getevent nor gethotels', async () => {
+    const res = await t.exec<
+      { event: { reservations: { edges: { node: { reservationNumber: string; hotel: { name: string } } }[] } } },
+      Record<string, never>
+    >('{ event(eventId: 5001) { reservations(first: 100) { edges { node { reservationNumber hotel { name } } } } } }');
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.event.reservations.edges).toHaveLength(100);
+    expect(res.data!.event.reservations.edges.every((e) => e.node.hotel.name)).toBe(true);
+    expect(t.calls().map((c) => `${c.endpoint} ${c.params.page ?? ''}`)).toEqual(['getreservation 1']);
+  });
+
+  it('an unknown event’s reservations: the event is null (getevent decides, the page being empty)', async () => {
+    const res = await t.exec(
+      '{ event(eventId: 987654) { eventId reservations(first: 10) { edges { node { reservationNumber } } } } }',
+    );
+    expect(res.data).toEqual({ event: null });
+    expect(t.calls().map((c) => c.endpoint)).toContain('getevent');
+  });
+
+  it('an event whose filtered window is empty is an event with no edges, not null (getevent decides)', async () => {
+    const res = await t.exec(
+      '{ event(eventId: 5001) { eventId reservations(first: 10, filter: { reservationNumber: 1 }) { edges { node { reservationNumber } } } } }',
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data).toEqual({ event: { eventId: 5001, reservations: { edges: [] } } });
+    expect(
+      t
+        .calls()
+        .map((c) => c.endpoint)
+        .sort(),
+    ).toEqual(['getevent', 'getreservation']);
   });
 });
