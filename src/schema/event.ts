@@ -71,19 +71,21 @@ async function eventOf(ctx: GatewayContext, eventId: number, info: GraphQLResolv
   const first = firstPageOnly(info);
   if (first) {
     try {
-      const page = await reservationSource(ctx, eventId, first.filter, first.flags).page(1);
+      // The page is the connection's data: a kept copy of it is marked at the connection, as its own read is.
+      const atWindow = { ...ctx, calls: ctx.calls.at({ prev: info.path, key: first.responseKey }) };
+      const page = await reservationSource(atWindow, eventId, first.filter, first.flags).page(1);
       if (recordsOf(page).length > 0) return { eventId } as EventModel;
     } catch {
       // getevent decides below, and the connection reads (and reports) the page itself.
     }
   }
-  return getEvent(ctx, eventId);
+  return getEvent(scoped(ctx, info), eventId);
 }
 
 /** The filter and detail flags of the one reservations window the event's selection holds, when it starts at page 1. */
 function firstPageOnly(
   info: GraphQLResolveInfo,
-): { filter: ReservationFilterShape | null | undefined; flags: ReservationFlags } | undefined {
+): { responseKey: string; filter: ReservationFilterShape | null | undefined; flags: ReservationFlags } | undefined {
   if (info.fieldNodes.length !== 1) return undefined;
   const fields = flattenFields(info.fieldNodes[0]!.selectionSet, info.fragments);
   if (!fields.every((f) => EVENT_FROM_RESERVATIONS.has(f.name.value))) return undefined;
@@ -105,6 +107,7 @@ function firstPageOnly(
   if (args.first != null && (typeof args.first !== 'number' || args.first < 1 || args.first > MAX_WINDOW))
     return undefined;
   return {
+    responseKey: windows[0]!.alias?.value ?? 'reservations',
     filter: args.filter as ReservationFilterShape | null | undefined,
     flags: reservationFlags(info, ['reservations', 'edges', 'node']),
   };
@@ -285,7 +288,7 @@ builder.queryFields((t) => ({
     description: 'One event by its id; null when the event does not exist for this licensee.',
     args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
     ...costs(eventById),
-    resolve: (_root, args, ctx, info) => eventOf(scoped(ctx, info), args.eventId, info),
+    resolve: (_root, args, ctx, info) => eventOf(ctx, args.eventId, info),
   }),
   events: t.field({
     type: [EventRef],

@@ -138,16 +138,19 @@ describe('stale rather than refused', () => {
   });
 
   it('an incremental answer (@stream) marks the field in its payload', async () => {
-    await overHttp();
+    const streamed = () =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
+        body: JSON.stringify({
+          query: `{ event(eventId: 5001) { reservations(first: 2) { edges @stream(initialCount: 1) { node { reservationNumber } } } } }`,
+        }),
+      });
+    // Read once fresh: a streamed window is no proof of its event, so the event's read is kept too.
+    await (await streamed()).text();
     await spendBudget();
-    at(6_000); // past the page lifetime
-    const res = await fetch(server.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'multipart/mixed' },
-      body: JSON.stringify({
-        query: `{ event(eventId: 5001) { reservations(first: 2) { edges @stream(initialCount: 1) { node { reservationNumber } } } } }`,
-      }),
-    });
+    at(6_000); // past the page lifetime, within the event's minute
+    const res = await streamed();
     const text = await res.text();
     const payloads = text
       .split(/\r?\n/)
@@ -184,7 +187,8 @@ describe('stale rather than refused', () => {
     const refused = await overHttp();
     // totalCount and edges, each refused.
     expect(new Set(codes(refused))).toEqual(new Set(['RATE_LIMITED']));
-    expect(refused.errors?.[0]?.path?.slice(0, 2)).toEqual(['event', 'reservations']);
+    // The event was proved by its first page (no getevent), which is refused too: the error may sit at the event.
+    expect(refused.errors?.[0]?.path?.[0]).toEqual('event');
     expect(refused.extensions?.stale).toBeUndefined();
   });
 
@@ -216,7 +220,7 @@ describe('each field fed by a copy is named', () => {
   beforeEach(() => start(600_000));
 
   it('the event, its hotels, and the reservations’ hotels looked up in them, marked once at their list', async () => {
-    const query = `{ event(eventId: 5001) { name hotels { name } reservations(first: 2) { edges { node { hotel { name } } } } } }`;
+    const query = `{ event(eventId: 5001) { name hotels { name } reservations(first: 2) { edges { node { hotel { name city } } } } } }`;
     const post = async () =>
       (await (
         await fetch(server.url, {
