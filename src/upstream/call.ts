@@ -15,8 +15,10 @@ export interface UpstreamCall {
   token?: string;
   /** Told each time an attempt of this call is actually sent (not for cache hits or shared calls). */
   onSent?: () => void;
-  /** Background calls (the change feeds' polling) wait behind every interactive one for the budget. */
+  /** Whose turn comes first when calls wait for the budget (see CallPriority). */
   priority?: CallPriority;
+  /** A read-ahead: each attempt takes a budget slot only if one is free at once (RateBudget.acquireIfFree), never queues. */
+  onlyIfFree?: boolean;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

@@ -11,7 +11,7 @@ import {
   type ResultOf,
   versionOf,
 } from './endpoints.ts';
-import { AttemptFailure } from './errors.ts';
+import { AttemptFailure, UpstreamError } from './errors.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/shared-reads.ts';
@@ -52,7 +52,10 @@ export interface CallOptions {
   deadline?: number;
   /** Told each time an attempt is sent to the service; a cached or shared answer sends nothing. */
   onSent?: () => void;
-  /** `background`: the call waits for the budget behind every interactive call (default `interactive`). */
+  /**
+   * Whose turn comes first when calls wait for the budget (default `interactive`): `deep` for pages
+   * past a list's first, behind interactive calls; `background` behind both.
+   */
   priority?: CallPriority;
 }
 
@@ -76,6 +79,7 @@ export class UpstreamClient {
   private readonly breaker: Breaker;
   private readonly path: Send;
   private readonly attempts = new WeakMap<UpstreamCall, number>();
+  private closed = false;
   /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
   private readonly now: () => number;
 
@@ -166,6 +170,34 @@ export class UpstreamClient {
     }
   }
 
+  /**
+   * Reads an answer ahead for a request to come (the next page of a walk), so that it finds it
+   * kept (UPSTREAM_PAGE_TTL_MS) or in flight. Only with budget headroom (RateBudget.acquireIfFree:
+   * it never queues, never takes a slot a waiting call needs); only for answers that are kept, else
+   * it would be a call for nothing. Resolves either way: a read-ahead that fails is only logged (debug).
+   */
+  async prefetch<N extends Exclude<EndpointName, 'authenticate'>>(
+    licensee: UpstreamAccount,
+    name: N,
+    params: ParamsOf<N>,
+  ): Promise<void> {
+    if (this.closed) return;
+    let call: UpstreamCall;
+    try {
+      call = this.prepare(licensee, name, params, { priority: 'background' });
+    } catch {
+      return;
+    }
+    if (this.reads.ttlOf(call.endpoint) <= 0) return;
+    try {
+      await this.path({ ...call, onlyIfFree: true });
+    } catch (error) {
+      const failure = toUpstreamError(error, call, this.options.rateWindowMs);
+      const code = failure instanceof UpstreamError ? failure.code : 'INTERNAL';
+      this.options.logger?.debug({ endpoint: name, licensee: licensee.systemIdentifier, code }, 'read-ahead not made');
+    }
+  }
+
   /** Whether the licensee is served, answered from state within a second (see readiness.ts). */
   ready(licensee: UpstreamAccount): Promise<boolean> {
     return this.readiness.ready(licensee);
@@ -193,6 +225,7 @@ export class UpstreamClient {
 
   /** Refuses the calls still waiting for the budget, then closes the connections. */
   async close(): Promise<void> {
+    this.closed = true;
     this.budget.close();
     await this.transport.close();
   }

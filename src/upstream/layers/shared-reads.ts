@@ -10,7 +10,10 @@ import type { AnyEndpoint } from '../endpoints.ts';
  * before the change (otherwise a question saved a moment ago is missing from the list for a TTL).
  */
 export class SharedReads {
-  private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
+  private readonly inFlight = new Map<
+    string,
+    { pending: Promise<unknown>; generations: number[]; readAhead: boolean }
+  >();
   private readonly generations = new Map<string, number>();
 
   /** `pageTtlMs`: how long pages of paged lists and their page counts are kept (0: shared in flight only). */
@@ -33,7 +36,9 @@ export class SharedReads {
     }
     const generations = tags.map((tag) => this.generation(tag));
     const shared = this.inFlight.get(key);
-    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) return shared.pending;
+    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations))
+      // A read-ahead may be refused for want of headroom where this call would wait its turn: it then calls itself.
+      return shared.readAhead && !call.onlyIfFree ? shared.pending.catch(() => this.layer(next)(call)) : shared.pending;
 
     const pending = next(call).then(async (result) => {
       const unchanged = sameGenerations(
@@ -46,7 +51,7 @@ export class SharedReads {
       return result;
     });
     if (endpoint.idempotent) {
-      this.inFlight.set(key, { pending, generations });
+      this.inFlight.set(key, { pending, generations, readAhead: call.onlyIfFree === true });
       const forget = () => {
         if (this.inFlight.get(key)?.pending === pending) this.inFlight.delete(key);
       };
