@@ -80,6 +80,8 @@ export class UpstreamClient {
   private readonly path: Send;
   private readonly attempts = new WeakMap<UpstreamCall, number>();
   private closed = false;
+  /** Read-aheads not yet ended: `readAheadsSettled` waits for them. */
+  private readonly readingAhead = new Set<Promise<void>>();
   /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
   private readonly now: () => number;
 
@@ -189,13 +191,25 @@ export class UpstreamClient {
       return;
     }
     if (this.reads.ttlOf(call.endpoint) <= 0) return;
-    try {
-      await this.path({ ...call, onlyIfFree: true });
-    } catch (error) {
-      const failure = toUpstreamError(error, call, this.options.rateWindowMs);
-      const code = failure instanceof UpstreamError ? failure.code : 'INTERNAL';
-      this.options.logger?.debug({ endpoint: name, licensee: licensee.systemIdentifier, code }, 'read-ahead not made');
-    }
+    const reading = this.path({ ...call, onlyIfFree: true }).then(
+      () => undefined,
+      (error: unknown) => {
+        const failure = toUpstreamError(error, call, this.options.rateWindowMs);
+        const code = failure instanceof UpstreamError ? failure.code : 'INTERNAL';
+        this.options.logger?.debug(
+          { endpoint: name, licensee: licensee.systemIdentifier, code },
+          'read-ahead not made',
+        );
+      },
+    );
+    this.readingAhead.add(reading);
+    await reading;
+    this.readingAhead.delete(reading);
+  }
+
+  /** Resolves once no read-ahead is in flight (tests count calls from there). */
+  async readAheadsSettled(): Promise<void> {
+    while (this.readingAhead.size > 0) await Promise.all(this.readingAhead);
   }
 
   /** Whether the licensee is served, answered from state within a second (see readiness.ts). */
