@@ -23,6 +23,11 @@ export interface PagedSource<T> {
   /** Page n (1-based) of at most 1000 records; empty past the last page. */
   page(n: number): Promise<Page<T>>;
   /**
+   * Reads page n ahead for a later request, in the background and only with budget headroom, so
+   * that it finds the page kept (UPSTREAM_PAGE_TTL_MS): the exact read `page(n)` would make. Never fails.
+   */
+  readAhead?(n: number): void;
+  /**
    * The key the service sorts the list by (ascending), or null when a record lacks it. Carried in
    * cursors, so a walk resumed after the list changed neither skips nor repeats a record.
    */

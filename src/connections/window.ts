@@ -190,6 +190,18 @@ export function resolveWindow<T>(
         return cursorOf(source, page ? new Map([...stretch.pages, [following, page]]) : stretch.pages, lastRecord);
       });
     }
+    if (mayReadAhead && last === undefined && end > start && source.readAhead) {
+      const readAhead = source.readAhead.bind(source);
+      // A forward walk's next window starts on the page after this one: read it ahead, in the
+      // background, without delaying this answer. When `hasNextPage` reads it for this operation,
+      // the page after that (if this one is full) is the next window's `hasNextPage`. Each page is
+      // still read once: the next window finds it kept, or joins the read in flight.
+      void afterSiblingFields().then(async () => {
+        if (!readingAhead) return readAhead(following);
+        const page = await readingAhead.catch(() => undefined);
+        if (page?.length === UPSTREAM_PAGE) readAhead(following + 1);
+      });
+    }
     const pageInfo = {
       hasNextPage,
       hasPreviousPage: start > 0,

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { stableKey } from '../upstream/cache.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
 import type { EndpointName, ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import { NotFoundError } from '../upstream/errors.ts';
 
@@ -40,7 +40,16 @@ export interface StaleRead {
  * here too, so it lives and dies with the operation.
  */
 export interface RequestCalls {
-  read<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
+  /**
+   * `priority` orders the call in the licensee's budget queue (deep pages behind first pages and
+   * counts). Two reads of the same call in one operation are one: the first read's priority holds.
+   */
+  read<N extends CallName>(name: N, params: ParamsOf<N>, options?: ReadOptions): Promise<ResultOf<N>>;
+  /**
+   * Reads an answer ahead for a later operation (the next page of a walk), only with budget headroom
+   * (UpstreamClient.prefetch). Not this operation's call: not counted by `onSent`, never awaited, never failing.
+   */
+  readAhead<N extends CallName>(name: N, params: ParamsOf<N>): void;
   /** A write: sent every time it is asked (two identical creates in one operation are two creates). */
   send<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>>;
   /** The operation's DataLoader named `key`, made by `create` on first use. */
@@ -53,6 +62,8 @@ export interface RequestCalls {
   servedStale(): boolean;
 }
 
+export type ReadOptions = Pick<CallOptions, 'priority'>;
+
 /** `onSent` is told of every request the operation's calls actually send (the audit line counts them). */
 export function createRequestCalls(
   account: UpstreamAccount,
@@ -64,13 +75,14 @@ export function createRequestCalls(
   // Per read (endpoint and parameters), the age of the kept copy that answered it: every field
   // reading it, now or later in the operation (DataLoader's cache), got that copy.
   const staleAges = new Map<string, number>();
-  const reads = new DataLoader<[CallName, unknown], unknown, string>(
+  const reads = new DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string>(
     (keys) =>
       Promise.all(
-        keys.map(([name, params]) =>
+        keys.map(([name, params, read]) =>
           upstream
             .call(account, name, params as never, {
               ...options,
+              ...read,
               onStale: (ageMs) => staleAges.set(keyOf(name, params), ageMs),
             })
             .catch((e: Error) => e),
@@ -88,8 +100,8 @@ export function createRequestCalls(
     if (!held) untaken.push(text);
     if (!held || held.ageMs < ageMs) recorded.set(text, { path, ageMs });
   };
-  const read = (name: CallName, params: unknown, path: FieldPath | undefined) =>
-    reads.load([name, params]).then((value) => {
+  const read = (name: CallName, params: unknown, path: FieldPath | undefined, options?: ReadOptions) =>
+    reads.load([name, params, options]).then((value) => {
       if (staleAges.size > 0) {
         const ageMs = staleAges.get(keyOf(name, params));
         if (ageMs !== undefined) record(path, ageMs);
@@ -97,7 +109,8 @@ export function createRequestCalls(
       return value;
     });
   const view = (path: FieldPath | undefined): RequestCalls => ({
-    read: (name, params) => read(name, params, path) as never,
+    read: (name, params, options) => read(name, params, path, options) as never,
+    readAhead: (name, params) => void upstream.prefetch(account, name, params),
     send: (name, params) => upstream.call(account, name, params, options),
     loader: <K, V>(key: string, create: () => DataLoader<K, V, string>) => {
       let loader = loaders.get(key) as DataLoader<K, V, string> | undefined;

@@ -73,10 +73,17 @@ export function reservationSource(
     key: sourceKey(['reservations', wire]),
     licensee: ctx.account.systemIdentifier,
     pageCount: () => ctx.calls.read('getreservationpagecount', wire),
+    // Deep pages wait behind first pages and counts when the budget's queue must choose.
     page: async (page) =>
-      mapPageOnce(await ctx.calls.read('getreservation', { ...wire, ...wireFlags(flags), page }), (list) =>
-        withEvent(eventId, list),
+      mapPageOnce(
+        await ctx.calls.read(
+          'getreservation',
+          { ...wire, ...wireFlags(flags), page },
+          { priority: page > 1 ? 'deep' : 'interactive' },
+        ),
+        (list) => withEvent(eventId, list),
       ),
+    readAhead: (page) => ctx.calls.readAhead('getreservation', { ...wire, ...wireFlags(flags), page }),
     orderOf: byReservationNumber,
     onUndecodable: (positions) =>
       ctx.log?.warn(

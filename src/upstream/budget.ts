@@ -4,8 +4,8 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
  * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
  * twice the limit through across a window boundary (docs/architecture.md, "Rate budget"). Callers
- * wait in a fair FIFO queue, interactive calls ahead of background ones (the change feeds'
- * polling); one whose place in the queue cannot come before its deadline is refused at once with
+ * wait in a fair FIFO queue by priority: interactive calls (first pages, counts, lookups) first,
+ * then deep pages, then background ones (the change feeds' polling, read-ahead); one whose place in the queue cannot come before its deadline is refused at once with
  * RATE_LIMITED and the time its slot would come, rather than after waiting its deadline out.
  */
 
@@ -77,12 +77,27 @@ function freeTimes(slots: SlotEntry[], windowMs: number): number[] {
   return slots.map((s) => (s.finishedAt === undefined ? Infinity : s.finishedAt + windowMs)).sort((a, b) => a - b);
 }
 
-/** Background calls (polling) get a slot only when no interactive call waits. */
-export type CallPriority = 'interactive' | 'background';
+/**
+ * Who goes first when the queue must choose: `interactive` (what a user waits to see first: first
+ * pages, counts, lookups, writes), then `deep` (pages past the first of a list), then `background`
+ * (the change feeds' polling, read-ahead). Stable within a class: FIFO.
+ */
+export type CallPriority = 'interactive' | 'deep' | 'background';
+
+const RANK: Record<CallPriority, number> = { interactive: 0, deep: 1, background: 2 };
+
+/**
+ * A read-ahead takes a slot only while, counting it, no more than this share of the licensee's
+ * window is used: the rest stays for the calls users wait for (the change feeds slow down at the
+ * same share, changes/feed.ts).
+ */
+export const HEADROOM_SHARE = 0.8;
 
 interface Waiter {
   deadline: number;
   priority: CallPriority;
+  /** Served only if a slot is free at once within the headroom share; refused rather than queued. */
+  onlyIfFree?: boolean;
   resolve: (slot: string) => void;
   reject: (error: Error) => void;
   /** Fires at the deadline; none for a waiter without one. */
@@ -150,8 +165,8 @@ export class RateBudget {
   /**
    * Resolves with a slot when the call may be sent; rejects with RateLimitedError at its deadline.
    * Give the slot back to `finish` when the call is over. `limit` is the licensee's own budget per
-   * window (LICENSEES_FILE's rateLimit); without one the options' limit applies. A background
-   * call queues behind every interactive one, even those that arrive after it.
+   * window (LICENSEES_FILE's rateLimit); without one the options' limit applies. A call
+   * queues behind every call of a higher priority, even those that arrive after it (CallPriority).
    */
   acquire(licensee: string, deadline: number, limit?: number, priority: CallPriority = 'interactive'): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
@@ -160,10 +175,27 @@ export class RateBudget {
     return new Promise<string>((resolve, reject) => {
       const waiter: Waiter = { deadline, priority, resolve, reject };
       this.expireAtDeadline(licensee, waiter);
-      const firstBackground =
-        priority === 'interactive' ? queue.waiters.findIndex((w) => w.priority === 'background') : -1;
-      if (firstBackground < 0) queue.waiters.push(waiter);
-      else queue.waiters.splice(firstBackground, 0, waiter);
+      const behind = queue.waiters.findIndex((w) => RANK[w.priority] > RANK[priority]);
+      if (behind < 0) queue.waiters.push(waiter);
+      else queue.waiters.splice(behind, 0, waiter);
+      void this.pump(licensee);
+    });
+  }
+
+  /**
+   * A slot at once for a background call that may as well not be made (a read-ahead), or
+   * RateLimitedError at once: only when nothing waits for the budget, the licensee is neither paused
+   * nor probing, and the window stays within HEADROOM_SHARE counting it. It never queues, so it
+   * never takes a slot a call that waits would have had, nor delays one that comes after it.
+   */
+  acquireIfFree(licensee: string, limit?: number): Promise<string> {
+    if (this.closed) return Promise.reject(closedError());
+    const queue = this.queue(licensee);
+    if (limit !== undefined) queue.effectiveLimit = this.withMargin(limit);
+    if (queue.waiters.length > 0 || queue.probing || queue.pausedUntil > this.now() || this.headroomLimit(queue) < 1)
+      return Promise.reject(new RateLimitedError(1));
+    return new Promise<string>((resolve, reject) => {
+      queue.waiters.push({ deadline: Infinity, priority: 'background', onlyIfFree: true, resolve, reject });
       void this.pump(licensee);
     });
   }
@@ -260,6 +292,11 @@ export class RateBudget {
     return q;
   }
 
+  /** The slots a read-ahead may count up to (see HEADROOM_SHARE). */
+  private headroomLimit(queue: Queue): number {
+    return Math.floor(queue.effectiveLimit * HEADROOM_SHARE);
+  }
+
   /** At least one send a window, however small the limit and large the margin. */
   private withMargin(limit: number): number {
     return Math.max(1, Math.floor(limit * (1 - this.options.margin)));
@@ -278,13 +315,27 @@ export class RateBudget {
       while (queue.waiters.length > 0) {
         const now = this.now();
         if (queue.pausedUntil > now) {
+          this.refuseUnlessFree(queue, queue.pausedUntil);
           await this.refuseHopeless(licensee, queue);
           return this.wakeAt(licensee, queue, queue.pausedUntil);
         }
-        // Probing: the probe's `finish` pumps again.
+        // Probing: one call at a time, never a read-ahead; the probe's `finish` pumps again.
+        if (queue.probing) this.refuseUnlessFree(queue, now + queue.backoffMs);
         if (queue.probing && queue.probeSlot !== undefined) return;
-        const slot = await this.store.take(licensee, now, queue.effectiveLimit, this.options.windowMs);
+        const head = queue.waiters[0];
+        if (!head) break;
+        const limit = head.onlyIfFree ? this.headroomLimit(queue) : queue.effectiveLimit;
+        const slot =
+          limit > 0
+            ? await this.store.take(licensee, now, limit, this.options.windowMs)
+            : { taken: false as const, freeAt: Infinity };
         if (!slot.taken) {
+          // Without headroom it is refused, not queued; a call queued ahead of it meanwhile is served next pass.
+          if (head.onlyIfFree) {
+            this.refuseUnlessFree(queue, slot.freeAt, head);
+            continue;
+          }
+          this.refuseUnlessFree(queue, slot.freeAt);
           await this.refuseHopeless(licensee, queue);
           return this.wakeAt(licensee, queue, slot.freeAt);
         }
@@ -301,6 +352,19 @@ export class RateBudget {
     } finally {
       queue.pumping = false;
       if (queue.repump && queue.waiters.length > 0) void this.pump(licensee);
+    }
+  }
+
+  /**
+   * Refuses the waiters that take a slot only if one is free now (all of them, or only `which`):
+   * the pump cannot serve them at once. They are last in the queue, so no other waiter's place moves.
+   */
+  private refuseUnlessFree(queue: Queue, freeAt: number, which?: Waiter): void {
+    const now = this.now();
+    const at = freeAt === Infinity ? now + this.options.windowMs : freeAt;
+    for (const waiter of queue.waiters.filter((w) => w.onlyIfFree && (which === undefined || w === which))) {
+      queue.waiters.splice(queue.waiters.indexOf(waiter), 1);
+      waiter.reject(new RateLimitedError(secondsUntil(at, now)));
     }
   }
 

@@ -17,8 +17,10 @@ export interface UpstreamCall {
   onSent?: () => void;
   /** Told when the budget refused this read and a kept copy answered it instead, with that copy's age. */
   onStale?: (ageMs: number) => void;
-  /** Background calls (the change feeds' polling) wait behind every interactive one for the budget. */
+  /** Whose turn comes first when calls wait for the budget (see CallPriority). */
   priority?: CallPriority;
+  /** A read-ahead: each attempt takes a budget slot only if one is free at once (RateBudget.acquireIfFree), never queues. */
+  onlyIfFree?: boolean;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

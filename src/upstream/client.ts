@@ -11,7 +11,7 @@ import {
   type ResultOf,
   versionOf,
 } from './endpoints.ts';
-import { AttemptFailure } from './errors.ts';
+import { AttemptFailure, UpstreamError } from './errors.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/shared-reads.ts';
@@ -63,7 +63,10 @@ export interface CallOptions {
    * it (no older than `staleMaxMs`, not dropped since) answered instead; `ageMs` is that answer's age.
    */
   onStale?: (ageMs: number) => void;
-  /** `background`: the call waits for the budget behind every interactive call (default `interactive`). */
+  /**
+   * Whose turn comes first when calls wait for the budget (default `interactive`): `deep` for pages
+   * past a list's first, behind interactive calls; `background` behind both.
+   */
   priority?: CallPriority;
 }
 
@@ -90,6 +93,9 @@ export class UpstreamClient {
   private readonly breaker: Breaker;
   private readonly path: Send;
   private readonly attempts = new WeakMap<UpstreamCall, number>();
+  private closed = false;
+  /** Read-aheads not yet ended: `readAheadsSettled` waits for them. */
+  private readonly readingAhead = new Set<Promise<void>>();
   /** One clock for every layer: a deadline set on one clock and read on another means nothing. */
   private readonly now: () => number;
 
@@ -190,6 +196,46 @@ export class UpstreamClient {
     }
   }
 
+  /**
+   * Reads an answer ahead for a request to come (the next page of a walk), so that it finds it
+   * kept (UPSTREAM_PAGE_TTL_MS) or in flight. Only with budget headroom (RateBudget.acquireIfFree:
+   * it never queues, never takes a slot a waiting call needs); only for answers that are kept, else
+   * it would be a call for nothing. Resolves either way: a read-ahead that fails is only logged (debug).
+   */
+  async prefetch<N extends Exclude<EndpointName, 'authenticate'>>(
+    licensee: UpstreamAccount,
+    name: N,
+    params: ParamsOf<N>,
+  ): Promise<void> {
+    if (this.closed) return;
+    let call: UpstreamCall;
+    try {
+      call = this.prepare(licensee, name, params, { priority: 'background' });
+    } catch {
+      return;
+    }
+    if (this.reads.ttlOf(call.endpoint) <= 0) return;
+    const reading = this.path({ ...call, onlyIfFree: true }).then(
+      () => undefined,
+      (error: unknown) => {
+        const failure = toUpstreamError(error, call, this.options.rateWindowMs);
+        const code = failure instanceof UpstreamError ? failure.code : 'INTERNAL';
+        this.options.logger?.debug(
+          { endpoint: name, licensee: licensee.systemIdentifier, code },
+          'read-ahead not made',
+        );
+      },
+    );
+    this.readingAhead.add(reading);
+    await reading;
+    this.readingAhead.delete(reading);
+  }
+
+  /** Resolves once no read-ahead is in flight (tests count calls from there). */
+  async readAheadsSettled(): Promise<void> {
+    while (this.readingAhead.size > 0) await Promise.all(this.readingAhead);
+  }
+
   /** Whether the licensee is served, answered from state within a second (see readiness.ts). */
   ready(licensee: UpstreamAccount): Promise<boolean> {
     return this.readiness.ready(licensee);
@@ -217,6 +263,7 @@ export class UpstreamClient {
 
   /** Refuses the calls still waiting for the budget, then closes the connections. */
   async close(): Promise<void> {
+    this.closed = true;
     this.budget.close();
     await this.transport.close();
   }

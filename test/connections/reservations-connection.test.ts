@@ -29,23 +29,28 @@ type Vars = Omit<ReservationNumbersQueryVariables, 'eventId'>;
 const page = (variables: Vars, gateway = t) =>
   gateway.exec(ReservationNumbersDocument, { eventId: 5001, ...variables });
 
-/** Walks event 5001 with first: 1000; returns the reservation numbers seen and the pages each step read. */
+/**
+ * Walks event 5001 with first: 1000; returns the reservation numbers seen and the pages read during
+ * each step (a page read ahead in the background lands in the step where its request arrives).
+ */
 async function walk(gateway: TestGateway): Promise<{ seen: number[]; pagesPerStep: number[][] }> {
   const seen: number[] = [];
   const pagesPerStep: number[][] = [];
   let after: string | null | undefined;
+  gateway.clearLog();
+  let logged = 0;
   for (let i = 0; i < 40; i++) {
-    gateway.clearLog();
     const res = await page({ first: 1000, after }, gateway);
     expect(res.errors).toBeUndefined();
+    const calls = gateway.calls().slice(logged);
+    logged += calls.length;
     pagesPerStep.push(
-      gateway
-        .calls()
+      calls
         .filter((c) => c.endpoint === 'getreservation')
         .map((c) => Number(c.params.page))
         .sort((a, b) => a - b),
     );
-    expect(gateway.count('getreservationpagecount')).toBe(0);
+    expect(calls.filter((c) => c.endpoint === 'getreservationpagecount')).toEqual([]);
     const c = res.data!.event!.reservations;
     seen.push(...c.edges.map((e) => e.node.reservationNumber));
     expect(c.pageInfo.hasPreviousPage).toBe(i > 0);
@@ -73,13 +78,12 @@ describe('reservations connection', () => {
 
   // Fault (the benchmark's walk of all 25,600 reservations): the page read ahead for hasNextPage
   // was read again by the next step (51 calls for 26 pages). Kept for the page lifetime, each page
-  // is read once: 26 calls.
+  // is read once: 26 calls, whether a step reads its page or finds it read ahead.
   it('within the page lifetime the same walk reads each upstream page once', async () => {
     const { seen, pagesPerStep } = await walk(t);
     expect(seen).toEqual(all(5001));
-    expect(pagesPerStep[0]).toEqual([1, 2]);
-    expect(pagesPerStep.slice(1, 25)).toEqual(Array.from({ length: 24 }, (_, i) => [i + 3]));
-    expect(pagesPerStep.flat()).toEqual(Array.from({ length: 26 }, (_, i) => i + 1));
+    expect(pagesPerStep[0]).toEqual(expect.arrayContaining([1, 2]));
+    expect(pagesPerStep.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 26 }, (_, i) => i + 1));
   });
 
   it('last: 5 returns the five highest reservation numbers', async () => {

@@ -69,10 +69,20 @@ export async function startGateway(
   return t;
 }
 
-/** A warm token, empty caches (upstream and response) and an empty log: where call-counting tests start from. */
+/**
+ * A warm token, empty caches (upstream and response) and an empty log: where call-counting tests
+ * start from. The pages an earlier operation reads ahead (after its answer) land first, not in the log.
+ */
 export async function readyToCount(t: TestGateway): Promise<void> {
+  await readAheadsSettled(t);
   await t.gateway.upstream.tokens.get({ systemIdentifier: '1001', key: 'demo-key-1001', timeZone: 'UTC' });
   await t.gateway.upstream.clearCache();
   t.gateway.clearResponseCache();
   t.clearLog();
+}
+
+/** Waits until the read-aheads an operation started after its answer have ended (connections/window.ts starts them a turn later). */
+export async function readAheadsSettled(t: TestGateway): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+  await t.gateway.upstream.readAheadsSettled();
 }

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { faultsSchema } from '../../src/emulator/faults.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { readAheadsSettled, startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
  * @defer and @stream (docs/architecture.md, "Large lists"): a walk of event 5001's 25,600 reservations as
@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 beforeEach(async () => {
+  await readAheadsSettled(t);
   await t.gateway.upstream.clearCache();
   t.gateway.clearResponseCache();
   t.emulator.state.faults.clear();

@@ -107,7 +107,7 @@ describe('every type with an identity is a Node (GroupCode, EventQuestion, Custo
       [attendee.id, { __typename: 'Attendee', id: attendee.id, attendeeId: attendee.attendeeId }, []],
     ];
     for (const [globalId, expected, endpoints] of cases) {
-      readyToCount(t);
+      await readyToCount(t);
       const res = await nodeOf(globalId);
       expect(res.errors).toBeUndefined();
       expect(res.data?.node).toEqual(expected);

@@ -13,7 +13,9 @@ type Logger = { warn(obj: object, msg: string): void };
 export function budgetLayer(budget: RateBudget, logger?: Logger): Layer {
   return (next) => async (call) => {
     const licensee = call.licensee.systemIdentifier;
-    const slot = await budget.acquire(licensee, call.deadline, call.licensee.rateLimit, call.priority);
+    const slot = call.onlyIfFree
+      ? await budget.acquireIfFree(licensee, call.licensee.rateLimit)
+      : await budget.acquire(licensee, call.deadline, call.licensee.rateLimit, call.priority);
     try {
       const result = await next(call);
       budget.recovered(licensee);

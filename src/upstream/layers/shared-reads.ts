@@ -17,7 +17,10 @@ import type { StaleCopies } from '../stale-copies.ts';
  * (as the cache's rule above), and dropped with the same tags.
  */
 export class SharedReads {
-  private readonly inFlight = new Map<string, { pending: Promise<unknown>; generations: number[] }>();
+  private readonly inFlight = new Map<
+    string,
+    { pending: Promise<unknown>; generations: number[]; readAhead: boolean }
+  >();
   private readonly generations = new Map<string, number>();
 
   /**
@@ -53,8 +56,12 @@ export class SharedReads {
     // copy served only in place of a refusal, and marked as such, is not.
     const staleable =
       endpoint.idempotent && (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) && this.stale?.enabled === true;
-    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations))
-      return staleable ? this.orStale(shared.pending, key, call) : shared.pending;
+    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) {
+      // A read-ahead may be refused for want of headroom where this call would wait its turn: it then calls itself.
+      const joined =
+        shared.readAhead && !call.onlyIfFree ? shared.pending.catch(() => this.layer(next)(call)) : shared.pending;
+      return staleable ? this.orStale(joined, key, call) : joined;
+    }
 
     const pending = next(call).then(async (result) => {
       const unchanged = sameGenerations(
@@ -69,7 +76,7 @@ export class SharedReads {
       return result;
     });
     if (endpoint.idempotent) {
-      this.inFlight.set(key, { pending, generations });
+      this.inFlight.set(key, { pending, generations, readAhead: call.onlyIfFree === true });
       const forget = () => {
         if (this.inFlight.get(key)?.pending === pending) this.inFlight.delete(key);
       };

@@ -1,0 +1,150 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type CallPriority, RateBudget } from '../../src/upstream/budget.ts';
+import { RateLimitedError } from '../../src/upstream/errors.ts';
+
+/**
+ * Who the budget serves first when it must choose, on vitest's fake clock: first pages and counts
+ * (interactive), then deep pages, then the background lane (the change feeds, read-ahead), and a
+ * read-ahead only from headroom nobody waits for.
+ */
+describe('RateBudget priorities', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Queues calls by name and priority; `started` lists those given a slot, in order (each gives it back at once). */
+  function take(budget: RateBudget, calls: [string, CallPriority][], deadline = Date.now() + 60_000) {
+    const started: string[] = [];
+    const outcomes = calls.map(([name, priority]) =>
+      budget.acquire('x', deadline, undefined, priority).then(
+        async (slot) => {
+          started.push(name);
+          await budget.finish('x', slot);
+        },
+        (error: unknown) => error,
+      ),
+    );
+    return { started, outcomes };
+  }
+
+  it('serves first pages and counts before deep pages, and the background lane after both, in arrival order within each', async () => {
+    const budget = new RateBudget({ limit: 1, windowMs: 100, margin: 0 });
+    const held = await budget.acquire('x', Date.now() + 1_000);
+    const { started, outcomes } = take(budget, [
+      ['poll-1', 'background'],
+      ['page-3', 'deep'],
+      ['first-page', 'interactive'],
+      ['page-2', 'deep'],
+      ['count', 'interactive'],
+      ['read-ahead', 'background'],
+    ]);
+    await budget.finish('x', held);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all(outcomes);
+    expect(started).toEqual(['first-page', 'count', 'page-3', 'page-2', 'poll-1', 'read-ahead']);
+  });
+
+  it('a deep page pushed back by a first page that came after it is refused at once when its turn can no longer come before its deadline', async () => {
+    const budget = new RateBudget({ limit: 1, windowMs: 1_000, margin: 0 });
+    const t0 = Date.now();
+    await budget.finish('x', await budget.acquire('x', t0 + 1_000)); // the slot frees at t0 + 1 s
+    const deep = budget.acquire('x', t0 + 1_500, undefined, 'deep').catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(budget.waiting('x')).toBe(1); // first in line: its slot comes at t0 + 1 s
+    const first = budget.acquire('x', t0 + 5_000, undefined, 'interactive');
+    await vi.advanceTimersByTimeAsync(0);
+    // Second in line now: its slot would come a window after the first page's, at t0 + 2 s.
+    const refused = await deep;
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBe(2);
+    expect(budget.waiting('x')).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_001);
+    await expect(first).resolves.toEqual(expect.any(String));
+  });
+
+  describe('a read-ahead (acquireIfFree)', () => {
+    it('takes a free slot at once when nothing waits and the budget has headroom', async () => {
+      const budget = new RateBudget({ limit: 10, windowMs: 1_000, margin: 0 });
+      const slot = await budget.acquireIfFree('x');
+      expect(await budget.used('x')).toBe(1);
+      await budget.finish('x', slot);
+    });
+
+    it('never takes a slot while an interactive call waits for one, and does not queue: refused at once', async () => {
+      const budget = new RateBudget({ limit: 2, windowMs: 1_000, margin: 0 });
+      const held = [await budget.acquire('x', Date.now() + 5_000), await budget.acquire('x', Date.now() + 5_000)];
+      const { started, outcomes } = take(budget, [['first-page', 'interactive']]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(budget.waiting('x')).toBe(1);
+      const readAhead = budget.acquireIfFree('x').catch((e: unknown) => e);
+      expect(await readAhead).toBeInstanceOf(RateLimitedError);
+      expect(budget.waiting('x')).toBe(1);
+      // The slot that frees goes to the call that waited.
+      await budget.finish('x', held[0]!);
+      await vi.advanceTimersByTimeAsync(1_001);
+      await Promise.all(outcomes);
+      expect(started).toEqual(['first-page']);
+      // Deep pages and the feeds' polls waiting hold a read-ahead back too.
+      await budget.finish('x', held[1]!);
+      const deep = take(budget, [
+        ['page-2', 'deep'],
+        ['poll', 'background'],
+        ['page-3', 'deep'],
+        ['page-4', 'deep'],
+      ]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(budget.waiting('x')).toBeGreaterThan(0);
+      expect(await budget.acquireIfFree('x').catch((e: unknown) => e)).toBeInstanceOf(RateLimitedError);
+      await vi.advanceTimersByTimeAsync(5_000);
+      await Promise.all(deep.outcomes);
+      expect(deep.started).toEqual(['page-2', 'page-3', 'page-4', 'poll']);
+    });
+
+    it('loses the last free slots to interactive calls asked for in the same turn, even when asked first', async () => {
+      // 5 a window; a read-ahead may count up to 4 (HEADROOM_SHARE): 3 used, so it fits, and so do two calls.
+      const budget = new RateBudget({ limit: 5, windowMs: 1_000, margin: 0 });
+      for (let i = 0; i < 3; i++) await budget.acquire('x', Date.now() + 5_000);
+      const readAhead = budget.acquireIfFree('x').then(
+        () => 'served',
+        (e: unknown) => e,
+      );
+      const { started, outcomes } = take(budget, [
+        ['first-page', 'interactive'],
+        ['count', 'interactive'],
+      ]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(await readAhead).toBeInstanceOf(RateLimitedError);
+      await Promise.all(outcomes);
+      expect(started).toEqual(['first-page', 'count']);
+    });
+
+    it('keeps a fifth of the window for the calls users wait for, even when nobody waits yet', async () => {
+      const budget = new RateBudget({ limit: 5, windowMs: 1_000, margin: 0 });
+      for (let i = 0; i < 3; i++) await budget.acquire('x', Date.now() + 5_000);
+      await budget.acquireIfFree('x'); // the 4th of 5
+      const refused = await budget.acquireIfFree('x').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(RateLimitedError);
+      expect(await budget.used('x')).toBe(4);
+      // A licensee of one call a window never reads ahead.
+      const tiny = new RateBudget({ limit: 1, windowMs: 1_000, margin: 0 });
+      expect(await tiny.acquireIfFree('x').catch((e: unknown) => e)).toBeInstanceOf(RateLimitedError);
+      expect(await tiny.used('x')).toBe(0);
+    });
+
+    it('is refused while the licensee is paused or probing after a 429', async () => {
+      const budget = new RateBudget({ limit: 10, windowMs: 60_000, margin: 0 });
+      budget.pause('x', Date.now() + 1_000);
+      expect(await budget.acquireIfFree('x').catch((e: unknown) => e)).toBeInstanceOf(RateLimitedError);
+      await vi.advanceTimersByTimeAsync(1_001);
+      const slot = await budget.acquireIfFree('x');
+      budget.throttle('x', slot, undefined); // probing from now on
+      await budget.finish('x', slot);
+      await vi.advanceTimersByTimeAsync(1_001);
+      expect(await budget.acquireIfFree('x').catch((e: unknown) => e)).toBeInstanceOf(RateLimitedError);
+      expect(budget.waiting('x')).toBe(0);
+    });
+  });
+});
