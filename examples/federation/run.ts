@@ -66,7 +66,7 @@ try {
   started.push(() => registrations.close());
 
   const composed = composeServices([
-    { name: RESERVATIONS_SUBGRAPH, url: reservationsUrl, typeDefs: parse(subgraphSdl) },
+    { name: RESERVATIONS_SUBGRAPH, url: reservationsUrl, typeDefs: parse(subgraphSdl()) },
     { name: 'registrations', url: registrations.url, typeDefs: parse(REGISTRATION_SDL) },
   ]);
   if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));

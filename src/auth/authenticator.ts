@@ -1,7 +1,7 @@
 import type { AuthSettings } from '../config/environment.ts';
 import type { Licensee } from '../config/licensees.ts';
 import { apiKeyAuthenticator } from './api-key.ts';
-import { jwtAuthenticator, type KeySetTiming } from './jwt.ts';
+import type { KeySetTiming } from './jwt.ts';
 import { anonymousPrincipal } from './principal.ts';
 import type { Authenticator } from './verdict.ts';
 
@@ -19,7 +19,11 @@ export function authenticatorFor(
     }
     case 'api-key':
       return apiKeyAuthenticator(licensees);
-    case 'jwt':
-      return jwtAuthenticator(auth, licensees, keySetTiming);
+    case 'jwt': {
+      // jose is loaded with the first token checked: a gateway of API keys never carries it.
+      let jwt: Promise<Authenticator> | undefined;
+      return async (request) =>
+        (await (jwt ??= import('./jwt.ts').then((m) => m.jwtAuthenticator(auth, licensees, keySetTiming))))(request);
+    }
   }
 }

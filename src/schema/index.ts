@@ -22,7 +22,7 @@ builder.subscriptionType({
   description: 'Changes of the reservation service, pushed over SSE or graphql-ws at /graphql.',
 });
 
-/** The schema `/graphql` serves: a Federation v2 subgraph, and `sdl` what `_service { sdl }` answers. */
+/** The schema `/graphql` serves: a Federation v2 subgraph, and `subgraphSdl()` what `_service { sdl }` answers. */
 export const { schema, sdl: subgraphSdl } = toSubgraphSchema(
   // @pothos/plugin-directives turns `extensions.directives` into the AST federation's printer reads.
   resolveLazyConnectionFields(builder.toSchema({ sortSchema: false, extensions: { directives: [federationLink] } })),

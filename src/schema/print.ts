@@ -13,5 +13,5 @@ export function printSchemaFile(): string {
  * `_service { sdl }` returns it (what `rover` or a composer takes).
  */
 export function printSubgraphSchemaFile(): string {
-  return `${BANNER}${subgraphSdl}\n`;
+  return `${BANNER}${subgraphSdl()}\n`;
 }

@@ -1,4 +1,4 @@
-import { printSubgraphSchema } from '@apollo/subgraph';
+import { createRequire } from 'node:module';
 import { AnyType, EntityType, entitiesField, ServiceType } from '@apollo/subgraph/dist/types.js';
 import { hasResolvableKey } from '@pothos/plugin-federation';
 import {
@@ -23,7 +23,7 @@ import { costs, costsNothing, entityReferences } from './cost.ts';
  * enums keep their lifecycle order (NEW, ACCEPTED, …), and the API keeps its field order. Its
  * `_entities` also resolves each reference as it reads it; ours checks them all before any call.
  */
-export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema; sdl: string } {
+export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema; sdl: () => string } {
   const query = schema.getQueryType();
   if (!query) throw new Error('a subgraph needs a Query type');
   // Federation's own types, described like every type of ours.
@@ -46,7 +46,9 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
       Object.entries(serviceConfig.fields).map(([name, field]) => [name, { ...field, ...costsNothing }]),
     ),
   });
-  let sdl = '';
+  let printed: string | undefined;
+  // Printed on first ask: federation's printer weighs 2 MiB of heap that a gateway no composer asks never needs.
+  const sdl = (): string => (printed ??= printSubgraphSchema(subgraph));
   const subgraphQuery = new GraphQLObjectType({
     ...query.toConfig(),
     fields: () => ({
@@ -70,7 +72,7 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
         type: new GraphQLNonNull(service),
         description: 'This subgraph’s schema, for composition.',
         ...costsNothing,
-        resolve: () => ({ sdl }),
+        resolve: () => ({ sdl: sdl() }),
       },
       ...query.toConfig().fields,
     }),
@@ -81,6 +83,10 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
     query: subgraphQuery,
     types: config.types.map((type) => (type === query ? subgraphQuery : type)),
   });
-  sdl = printSubgraphSchema(subgraph);
   return { schema: subgraph, sdl };
+}
+
+function printSubgraphSchema(schema: GraphQLSchema): string {
+  const federation = createRequire(import.meta.url)('@apollo/subgraph') as typeof import('@apollo/subgraph');
+  return federation.printSubgraphSchema(schema);
 }

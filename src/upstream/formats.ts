@@ -1,5 +1,4 @@
-import countries from 'i18n-iso-countries';
-import english from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
+import { createRequire } from 'node:module';
 import { Temporal } from 'temporal-polyfill';
 import { ISO_COUNTRY_NAMES } from './iso-country-names.ts';
 
@@ -10,8 +9,6 @@ import { ISO_COUNTRY_NAMES } from './iso-country-names.ts';
 export class FormatError extends Error {
   override name = 'FormatError';
 }
-
-countries.registerLocale(english);
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH_LABELS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -180,31 +177,45 @@ function countryKey(name: string): string {
     .trim();
 }
 
+type Countries = typeof import('i18n-iso-countries');
+
 /**
- * Every English name i18n-iso-countries knows (official and alternatives), then the ISO 3166
- * names it lacks; ISO's table wins where the two disagree ("Congo" is the Republic of the Congo).
+ * i18n-iso-countries and the name table built from it, loaded on the first country converted: most
+ * gateways convert none for a long while, and the two weigh 2 MiB of heap from the start.
  */
-const COUNTRY_BY_KEY = new Map<string, string>([
-  ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) =>
-    names.map((name) => [countryKey(name), code] as const),
-  ),
-  ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
-  // ISO's short name for VA is "Holy See (the)"; pycountry, the source of that table, lists it longer.
-  [countryKey('Holy See'), 'VA'],
-]);
+let countryTables: { countries: Countries; byKey: Map<string, string> } | undefined;
+
+function countryData(): { countries: Countries; byKey: Map<string, string> } {
+  if (countryTables) return countryTables;
+  const require = createRequire(import.meta.url);
+  const countries = require('i18n-iso-countries') as Countries;
+  countries.registerLocale(require('i18n-iso-countries/langs/en.json'));
+  // Every English name i18n-iso-countries knows (official and alternatives), then the ISO 3166
+  // names it lacks; ISO's table wins where the two disagree ("Congo" is the Republic of the Congo).
+  const byKey = new Map<string, string>([
+    ...Object.entries(countries.getNames('en', { select: 'all' })).flatMap(([code, names]) =>
+      names.map((name) => [countryKey(name), code] as const),
+    ),
+    ...ISO_COUNTRY_NAMES.map(([name, code]) => [countryKey(name), code] as const),
+    // ISO's short name for VA is "Holy See (the)"; pycountry, the source of that table, lists it longer.
+    [countryKey('Holy See'), 'VA'],
+  ]);
+  countryTables = { countries, byKey };
+  return countryTables;
+}
 
 /** Full English name (ISO 3166 short or formal, or a common one), ISO 3166 alpha-2 or alpha-3 → alpha-2. */
 export function toCountryCode(text: string): string {
   const t = text.trim();
   // Names come last, and short ones too: "UK" is no code but a common name.
-  const code = isoCode(t.toUpperCase()) ?? COUNTRY_BY_KEY.get(countryKey(t));
+  const code = isoCode(t.toUpperCase()) ?? countryData().byKey.get(countryKey(t));
   if (!code) throw new FormatError(`${JSON.stringify(text)} is not a country name, ISO 3166 alpha-2 or alpha-3 code`);
   return code;
 }
 
 /** An ISO 3166 alpha-2 or alpha-3 code (upper case) as alpha-2; undefined when it is neither. */
 function isoCode(text: string): string | undefined {
-  if (/^[A-Z]{2}$/.test(text)) return countries.isValid(text) ? text : undefined;
-  if (/^[A-Z]{3}$/.test(text)) return countries.alpha3ToAlpha2(text);
+  if (/^[A-Z]{2}$/.test(text)) return countryData().countries.isValid(text) ? text : undefined;
+  if (/^[A-Z]{3}$/.test(text)) return countryData().countries.alpha3ToAlpha2(text);
   return undefined;
 }

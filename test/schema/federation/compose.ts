@@ -12,7 +12,7 @@ export function subgraphs(
   },
 ) {
   return [
-    { name: RESERVATIONS_SUBGRAPH, url: urls.reservations, typeDefs: parse(subgraphSdl) },
+    { name: RESERVATIONS_SUBGRAPH, url: urls.reservations, typeDefs: parse(subgraphSdl()) },
     { name: 'registrations', url: urls.registrations, typeDefs: parse(REGISTRATION_SDL) },
   ];
 }
