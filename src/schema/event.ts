@@ -1,6 +1,6 @@
 import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql';
 import { recordsOf } from '../connections/paged-source.ts';
-import { MAX_STREAMED_WINDOW, MAX_WINDOW } from '../connections/window.ts';
+import { MAX_WINDOW } from '../connections/window.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
@@ -90,7 +90,7 @@ function firstPageOnly(
   const fields = flattenFields(info.fieldNodes[0]!.selectionSet, info.fragments);
   if (!fields.every((f) => EVENT_FROM_RESERVATIONS.has(f.name.value))) return undefined;
   const windows = fields.filter((f) => f.name.value === 'reservations');
-  if (windows.length !== 1) return undefined;
+  if (windows.length !== 1 || streamsEdges({ ...info, fieldNodes: windows })) return undefined;
   // Only a window that reads its records reads page 1 (a count alone reads the page count and the last page).
   if (!flattenFields(windows[0]!.selectionSet, info.fragments).some((f) => f.name.value === 'edges')) return undefined;
   const definition = info.schema.getType('Event');
@@ -104,9 +104,8 @@ function firstPageOnly(
   }
   if (args.after != null || args.last != null || args.before != null) return undefined;
   // A window the connection refuses (or reads nothing of) makes no call before its refusal.
-  // A streamed window too: its first record then waits for page 1 only, not for getevent before it.
-  const max = streamsEdges({ ...info, fieldNodes: windows }) ? MAX_STREAMED_WINDOW : MAX_WINDOW;
-  if (args.first != null && (typeof args.first !== 'number' || args.first < 1 || args.first > max)) return undefined;
+  if (args.first != null && (typeof args.first !== 'number' || args.first < 1 || args.first > MAX_WINDOW))
+    return undefined;
   return {
     responseKey: windows[0]!.alias?.value ?? 'reservations',
     filter: args.filter as ReservationFilterShape | null | undefined,
