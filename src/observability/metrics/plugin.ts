@@ -57,13 +57,14 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
     record.type = operation?.operation ?? 'unknown';
   };
   return {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname === '/metrics') {
-        return endResponse(
-          new fetchAPI.Response(await metrics.registry.metrics(), {
-            headers: { 'content-type': metrics.registry.contentType },
-          }),
-        );
+        return metrics.registry
+          .metrics()
+          .then((text) =>
+            endResponse(new fetchAPI.Response(text, { headers: { 'content-type': metrics.registry.contentType } })),
+          );
       }
       seen.set(request, {
         startedAt: performance.now(),
