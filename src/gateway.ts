@@ -203,16 +203,16 @@ export function createGateway(
     context: ({ request }) => {
       const principal = principals.of(request);
       const operation = operations.of(request);
-      return {
-        ...createContext(
-          principal,
-          licensees.get(principal.licenseeId)!.account,
-          upstream,
-          resolverLog,
-          () => void operation.upstreamCalls++,
-        ),
-        changeFeeds,
-      };
+      const context = createContext(
+        principal,
+        licensees.get(principal.licenseeId)!.account,
+        upstream,
+        resolverLog,
+        () => void operation.upstreamCalls++,
+      );
+      // Set, not spread into a copy: a copy of the context per request costs more than it seems.
+      context.changeFeeds = changeFeeds;
+      return context;
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     // Served by useGraphiql, after the Host check (Yoga's own page answers before any plugin).
