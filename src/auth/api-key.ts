@@ -18,7 +18,7 @@ export function apiKeyAuthenticator(licensees: readonly Licensee[]): Authenticat
       principal: { client: client.name, licenseeId: licensee.id, scopes: new Set(client.scopes) } satisfies Principal,
     })),
   );
-  return async (request) => {
+  return (request) => {
     const presented = presentedCredential(request.headers);
     if (presented.kind === 'missing') return { refused: `This gateway needs an API key: ${SEND}.` };
     if (presented.kind === 'malformed')

@@ -15,7 +15,8 @@ export function authenticatorFor(
     case 'none': {
       // config.ts refuses none with more than one licensee.
       const principal = anonymousPrincipal(licensees[0]!.id);
-      return async () => ({ principal });
+      const verdict = { principal };
+      return () => verdict;
     }
     case 'api-key':
       return apiKeyAuthenticator(licensees);

@@ -1,7 +1,7 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../error-codes.ts';
 import type { Principal } from './principal.ts';
-import type { Authenticator } from './verdict.ts';
+import type { Authenticator, Verdict } from './verdict.ts';
 
 /** The principal of each request the authentication plugin let in, for the context to read. */
 export class RequestPrincipals {
@@ -27,20 +27,24 @@ export class RequestPrincipals {
  */
 export function useAuthentication(authenticate: Authenticator, principals: RequestPrincipals): Plugin {
   return {
-    async onRequestParse({ request }) {
-      const verdict = await authenticate(request);
-      if ('principal' in verdict) return principals.set(request, verdict.principal);
-      if ('unavailable' in verdict) {
-        throw createGraphQLError(verdict.unavailable, {
-          extensions: { code: ErrorCode.UPSTREAM_UNAVAILABLE, http: { status: 503, headers: { 'retry-after': '5' } } },
-        });
-      }
-      throw createGraphQLError(verdict.refused, {
-        extensions: {
-          code: ErrorCode.UNAUTHENTICATED,
-          http: { status: 401, headers: { 'www-authenticate': 'Bearer' } },
-        },
-      });
+    onRequestParse({ request }) {
+      const verdict = authenticate(request);
+      return verdict instanceof Promise ? verdict.then((known) => admit(request, known)) : admit(request, verdict);
     },
   };
+
+  function admit(request: Request, verdict: Verdict): void {
+    if ('principal' in verdict) return principals.set(request, verdict.principal);
+    if ('unavailable' in verdict) {
+      throw createGraphQLError(verdict.unavailable, {
+        extensions: { code: ErrorCode.UPSTREAM_UNAVAILABLE, http: { status: 503, headers: { 'retry-after': '5' } } },
+      });
+    }
+    throw createGraphQLError(verdict.refused, {
+      extensions: {
+        code: ErrorCode.UNAUTHENTICATED,
+        http: { status: 401, headers: { 'www-authenticate': 'Bearer' } },
+      },
+    });
+  }
 }

@@ -7,5 +7,8 @@ import type { Principal } from './principal.ts';
  */
 export type Verdict = { principal: Principal } | { refused: string } | { unavailable: string };
 
-/** Checks one request's credential; never calls the upstream service. */
-export type Authenticator = (request: Request) => Promise<Verdict>;
+/**
+ * Checks one request's credential; never calls the upstream service. A verdict known at once is
+ * returned as is: a promise would make every request's parsing wait a turn of the event loop.
+ */
+export type Authenticator = (request: Request) => Verdict | Promise<Verdict>;

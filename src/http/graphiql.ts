@@ -94,7 +94,8 @@ export function useGraphiql(options: { enabled: boolean; endpoint: string; mode:
     return { html: Buffer.from(html, 'utf8'), policy: policyFor(html), encoded: new Map() };
   };
   return {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onRequest({ request, url, endResponse, fetchAPI }) {
       if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
       if (url.pathname !== options.endpoint && url.pathname !== `${options.endpoint}/`) return;
       if (!options.enabled) {
@@ -107,23 +108,31 @@ export function useGraphiql(options: { enabled: boolean; endpoint: string; mode:
           new fetchAPI.Response(message, { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } }),
         );
       }
-      const { html, policy, encoded } = await (page ??= render());
-      const encoding = preferredEncoding(request.headers.get('accept-encoding'));
-      let body = html;
-      if (encoding) {
-        if (!encoded.has(encoding)) encoded.set(encoding, compress[encoding](html));
-        body = await encoded.get(encoding)!;
-      }
-      const headers: Record<string, string> = {
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': policy,
-        'x-frame-options': 'DENY',
-        'cache-control': 'no-cache',
-        vary: 'Accept-Encoding',
-        ...(encoding ? { 'content-encoding': encoding } : {}),
-      };
-      // A Buffer is a Uint8Array; only its type allows a SharedArrayBuffer under it (these are never one).
-      endResponse(new fetchAPI.Response(body as Uint8Array<ArrayBuffer>, { status: 200, headers }));
+      return servePage(request, endResponse, fetchAPI);
     },
   };
+
+  async function servePage(
+    request: Request,
+    endResponse: (response: Response) => void,
+    fetchAPI: { Response: typeof Response },
+  ): Promise<void> {
+    const { html, policy, encoded } = await (page ??= render());
+    const encoding = preferredEncoding(request.headers.get('accept-encoding'));
+    let body = html;
+    if (encoding) {
+      if (!encoded.has(encoding)) encoded.set(encoding, compress[encoding](html));
+      body = await encoded.get(encoding)!;
+    }
+    const headers: Record<string, string> = {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': policy,
+      'x-frame-options': 'DENY',
+      'cache-control': 'no-cache',
+      vary: 'Accept-Encoding',
+      ...(encoding ? { 'content-encoding': encoding } : {}),
+    };
+    // A Buffer is a Uint8Array; only its type allows a SharedArrayBuffer under it (these are never one).
+    endResponse(new fetchAPI.Response(body as Uint8Array<ArrayBuffer>, { status: 200, headers }));
+  }
 }

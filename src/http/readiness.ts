@@ -13,18 +13,26 @@ export type RedisReadiness = () => { connected: boolean; budget: 'shared' | 'loc
  */
 export function useReadiness(upstream: UpstreamClient, licensees: readonly Licensee[], redis?: RedisReadiness): Plugin {
   return {
-    async onRequest({ url, endResponse, fetchAPI }) {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onRequest({ url, endResponse, fetchAPI }) {
       if (url.pathname !== '/ready') return;
-      const each = await Promise.all(
-        licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.account) })),
-      );
-      const ready = each.every((licensee) => licensee.ready);
-      endResponse(
-        new fetchAPI.Response(JSON.stringify({ ready, licensees: each, ...(redis ? { redis: redis() } : {}) }), {
-          status: ready ? 200 : 503,
-          headers: { 'content-type': 'application/json' },
-        }),
-      );
+      return answer(endResponse, fetchAPI);
     },
   };
+
+  async function answer(
+    endResponse: (response: Response) => void,
+    fetchAPI: { Response: typeof Response },
+  ): Promise<void> {
+    const each = await Promise.all(
+      licensees.map(async (licensee) => ({ id: licensee.id, ready: await upstream.ready(licensee.account) })),
+    );
+    const ready = each.every((licensee) => licensee.ready);
+    endResponse(
+      new fetchAPI.Response(JSON.stringify({ ready, licensees: each, ...(redis ? { redis: redis() } : {}) }), {
+        status: ready ? 200 : 503,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+  }
 }

@@ -40,9 +40,12 @@ export function yogaLogging(logger: Logger): Record<YogaLogLevel, (...args: unkn
     (level: YogaLogLevel) =>
     (...args: unknown[]): void => {
       const err = args.find((arg) => arg instanceof Error);
+      const target = err && isAnswerToClient(err) ? 'debug' : level;
+      // Yoga logs a few debug lines per request: at the usual levels they cost nothing past this check.
+      if (!logger.isLevelEnabled(target)) return;
       const text = args.filter((arg) => typeof arg === 'string').join(' ');
       const details = args.filter((arg) => arg !== err && typeof arg !== 'string');
-      logger[err && isAnswerToClient(err) ? 'debug' : level](
+      logger[target](
         { ...(err ? { err } : {}), ...(details.length > 0 ? { details } : {}) },
         text || (err as Error | undefined)?.message || '',
       );

@@ -88,10 +88,10 @@ export function useAutomaticPersistedQueries(
   licenseeOf: (request: Request) => string,
 ): Plugin {
   return {
-    async onParams({ params, request, setParams }) {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onParams({ params, request, setParams }) {
       if (!params.extensions?.persistedQuery) return;
-      const query = await persistedQueryOf(store, licenseeOf(request), params);
-      setParams({ ...params, query });
+      return persistedQueryOf(store, licenseeOf(request), params).then((query) => setParams({ ...params, query }));
     },
   };
 }

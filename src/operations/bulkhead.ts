@@ -1,5 +1,5 @@
 import { availableParallelism, totalmem } from 'node:os';
-import { type DocumentNode, GraphQLError, Kind, type ValueNode, visit } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../error-codes.ts';
 
@@ -109,20 +109,43 @@ export function windowsOf(
   document: DocumentNode,
   variables: Record<string, unknown>,
 ): { largest: number; total: number } {
+  const { literals, variableNames } = windowArguments(document);
   let largest = 0;
   let total = 0;
-  const valueOf = (node: ValueNode): unknown =>
-    node.kind === Kind.VARIABLE ? variables[node.name.value] : node.kind === Kind.INT ? Number(node.value) : undefined;
+  const count = (value: unknown) => {
+    if (typeof value !== 'number' || !(value > 0)) return;
+    total += value;
+    if (value > largest) largest = value;
+  };
+  for (const value of literals) count(value);
+  for (const name of variableNames) count(variables[name]);
+  return { largest, total };
+}
+
+interface WindowArguments {
+  /** Each `first`/`last` written as a number. */
+  literals: number[];
+  /** The variable of each `first`/`last` given by one (once per argument: a variable used twice counts twice). */
+  variableNames: string[];
+}
+
+/** Per document: a document is parsed once and kept (Yoga's parse cache), so it is walked once, not per request. */
+const windowArgumentsOf = new WeakMap<DocumentNode, WindowArguments>();
+
+function windowArguments(document: DocumentNode): WindowArguments {
+  let found = windowArgumentsOf.get(document);
+  if (found) return found;
+  found = { literals: [], variableNames: [] };
+  const { literals, variableNames } = found;
   visit(document, {
     Argument(node) {
       if (node.name.value !== 'first' && node.name.value !== 'last') return;
-      const value = valueOf(node.value);
-      if (typeof value !== 'number' || !(value > 0)) return;
-      total += value;
-      if (value > largest) largest = value;
+      if (node.value.kind === Kind.VARIABLE) variableNames.push(node.value.name.value);
+      else if (node.value.kind === Kind.INT) literals.push(Number(node.value.value));
     },
   });
-  return { largest, total };
+  windowArgumentsOf.set(document, found);
+  return found;
 }
 
 interface Waiter {

@@ -72,47 +72,55 @@ export function createRequestCalls(
 ): RequestCalls {
   const options = onSent ? { onSent } : {};
   const keyOf = (name: CallName, params: unknown) => `${name}|${stableKey(params)}`;
+  // What follows is made on first use: an operation answered without a read (a response-cache hit,
+  // a refusal) builds none of it.
   // Per read (endpoint and parameters), the age of the kept copy that answered it: every field
   // reading it, now or later in the operation (DataLoader's cache), got that copy.
-  const staleAges = new Map<string, number>();
-  const reads = new DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string>(
-    (keys) =>
-      Promise.all(
-        keys.map(([name, params, read]) =>
-          upstream
-            .call(account, name, params as never, {
-              ...options,
-              ...read,
-              onStale: (ageMs) => staleAges.set(keyOf(name, params), ageMs),
-            })
-            .catch((e: Error) => e),
+  let staleAges: Map<string, number> | undefined;
+  let reads: DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string> | undefined;
+  const readsLoader = () =>
+    (reads ??= new DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string>(
+      (keys) =>
+        Promise.all(
+          keys.map(([name, params, read]) =>
+            upstream
+              .call(account, name, params as never, {
+                ...options,
+                ...read,
+                onStale: (ageMs) => (staleAges ??= new Map()).set(keyOf(name, params), ageMs),
+              })
+              .catch((e: Error) => e),
+          ),
         ),
-      ),
-    { cacheKeyFn: ([name, params]) => keyOf(name, params) },
-  );
-  const loaders = new Map<string, DataLoader<unknown, unknown, string>>();
+      { cacheKeyFn: ([name, params]) => keyOf(name, params) },
+    ));
+  let loaders: Map<string, DataLoader<unknown, unknown, string>> | undefined;
   // Per field path (as text), the oldest copy's age; a field is reported once.
-  const recorded = new Map<string, { path: FieldPath | undefined; ageMs: number }>();
+  let recorded: Map<string, { path: FieldPath | undefined; ageMs: number }> | undefined;
   let untaken: string[] = [];
   const record = (path: FieldPath | undefined, ageMs: number) => {
     const text = path ? pathAsArray(path).join('.') : '';
+    recorded ??= new Map();
     const held = recorded.get(text);
     if (!held) untaken.push(text);
     if (!held || held.ageMs < ageMs) recorded.set(text, { path, ageMs });
   };
   const read = (name: CallName, params: unknown, path: FieldPath | undefined, options?: ReadOptions) =>
-    reads.load([name, params, options]).then((value) => {
-      if (staleAges.size > 0) {
-        const ageMs = staleAges.get(keyOf(name, params));
-        if (ageMs !== undefined) record(path, ageMs);
-      }
-      return value;
-    });
+    readsLoader()
+      .load([name, params, options])
+      .then((value) => {
+        if (staleAges !== undefined && staleAges.size > 0) {
+          const ageMs = staleAges.get(keyOf(name, params));
+          if (ageMs !== undefined) record(path, ageMs);
+        }
+        return value;
+      });
   const view = (path: FieldPath | undefined): RequestCalls => ({
     read: (name, params, options) => read(name, params, path, options) as never,
     readAhead: (name, params) => void upstream.prefetch(account, name, params),
     send: (name, params) => upstream.call(account, name, params, options),
     loader: <K, V>(key: string, create: () => DataLoader<K, V, string>) => {
+      loaders ??= new Map();
       let loader = loaders.get(key) as DataLoader<K, V, string> | undefined;
       if (!loader) loaders.set(key, (loader = create()) as DataLoader<unknown, unknown, string>);
       return loader;
@@ -120,13 +128,13 @@ export function createRequestCalls(
     at: (at) => view(at),
     takeStale: () => {
       const taken = untaken.map((text) => {
-        const { path, ageMs } = recorded.get(text)!;
+        const { path, ageMs } = recorded!.get(text)!;
         return { path: path ? pathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
       });
       untaken = [];
       return taken;
     },
-    servedStale: () => staleAges.size > 0,
+    servedStale: () => staleAges !== undefined && staleAges.size > 0,
   });
   return view(undefined);
 }

@@ -7,6 +7,10 @@ interface OperationSeen {
   startedAt: number;
   name: string;
   type: string;
+  /** The `path` label of the response (read from the URL Yoga parsed already). */
+  path: string;
+  /** Whether the operation was counted (once, when its result is processed). */
+  counted: boolean;
 }
 
 /**
@@ -30,6 +34,8 @@ export function labelledOperationNames(
 /** Paths that become a label of gateway_http_responses_total; any other is `other` (a client picks the path). */
 const KNOWN_PATHS = new Set(['/graphql', '/health', '/ready', '/metrics', '/status', '/status.json']);
 
+const pathLabel = (pathname: string) => (KNOWN_PATHS.has(pathname) ? pathname : 'other');
+
 /**
  * `/metrics` in Prometheus' text format, and the GraphQL side of the metrics: each operation by
  * name (see labelledOperationNames), type and outcome with its duration, and each error code
@@ -51,22 +57,27 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
     record.type = operation?.operation ?? 'unknown';
   };
   return {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname === '/metrics') {
-        return endResponse(
-          new fetchAPI.Response(await metrics.registry.metrics(), {
-            headers: { 'content-type': metrics.registry.contentType },
-          }),
-        );
+        return metrics.registry
+          .metrics()
+          .then((text) =>
+            endResponse(new fetchAPI.Response(text, { headers: { 'content-type': metrics.registry.contentType } })),
+          );
       }
-      seen.set(request, { startedAt: performance.now(), name: 'unknown', type: 'unknown' });
+      seen.set(request, {
+        startedAt: performance.now(),
+        name: 'unknown',
+        type: 'unknown',
+        path: pathLabel(url.pathname),
+        counted: false,
+      });
     },
     onResponse({ request, response }) {
-      const { pathname } = new URL(request.url);
-      metrics.httpResponses.inc({
-        path: KNOWN_PATHS.has(pathname) ? pathname : 'other',
-        status: String(response.status),
-      });
+      // Answers made before onRequest reached this plugin (probes, refusals) have no record.
+      const path = seen.get(request)?.path ?? pathLabel(new URL(request.url).pathname);
+      metrics.httpResponses.inc({ path, status: String(response.status) });
     },
     onExecute({ args }) {
       noteOperation((args.contextValue as { request?: Request }).request, args.document, args.operationName);
@@ -76,8 +87,8 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
     },
     onResultProcess({ request, result }) {
       const record = seen.get(request);
-      if (!record) return;
-      seen.delete(request);
+      if (!record || record.counted) return;
+      record.counted = true;
       const labels = { operation: record.name, type: record.type };
       metrics.operationDuration.observe(labels, (performance.now() - record.startedAt) / 1000);
       if (isAsyncIterable(result)) return void metrics.operations.inc({ ...labels, outcome: 'stream' });
