@@ -8,7 +8,7 @@ import { ErrorCode } from '../error-codes.ts';
  * (1000 reservations with contact, rooms and guests are about 5 MB on the heap before they are
  * serialized).
  */
-const LARGE_WINDOW = 200;
+export const LARGE_WINDOW = 200;
 
 /**
  * What one record of a large operation holds while the operation runs: its share of the upstream
@@ -94,6 +94,11 @@ export function useLargeResultBulkhead(
       });
     },
   };
+}
+
+/** Whether the document asks for a window of more than LARGE_WINDOW records (its variables read). */
+export function isLarge(document: DocumentNode, variables: Record<string, unknown>): boolean {
+  return largestWindow(document, variables) > LARGE_WINDOW;
 }
 
 /** The largest `first` or `last` the document asks for, its variables read. */

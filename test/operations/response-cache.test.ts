@@ -100,12 +100,26 @@ describe('what is kept, and how long', () => {
   });
 
   it('keeps no answer with errors', async () => {
-    const query =
-      '{ event(eventId: 5001) { name reservations(first: 1000000) { edges { node { reservationNumber } } } } }';
+    const query = '{ event(eventId: 5001) { name reservations(first: -1) { edges { node { reservationNumber } } } } }';
     const first = await t.exec(query, undefined, as('acme-web'));
     expect(first.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(cacheOf(first)).toEqual({ hit: false, didCache: false });
     expect(cacheOf(await t.exec(query, undefined, as('acme-web')))).toEqual({ hit: false, didCache: false });
+  });
+
+  it('leaves large answers alone (a window of more than 200 records): executed again from the kept pages', async () => {
+    const query = '{ event(eventId: 5001) { reservations(first: 201) { edges { node { reservationNumber } } } } }';
+    const first = await t.exec(query, undefined, as('acme-web'));
+    expect(first.errors).toBeUndefined();
+    expect(first.data).toMatchObject({ event: { reservations: { edges: expect.any(Array) } } });
+    const again = await t.exec(query, undefined, as('acme-web'));
+    expect(again.data).toEqual(first.data);
+    expect(cacheOf(first)).toBeUndefined();
+    expect(cacheOf(again)).toBeUndefined();
+    // 200 records are not large: kept as before.
+    const small = query.replace('201', '200');
+    await t.exec(small, undefined, as('acme-web'));
+    expect(cacheOf(await t.exec(small, undefined, as('acme-web')))).toEqual({ hit: true });
   });
 
   it('keeps no introspection (it costs no upstream call)', async () => {

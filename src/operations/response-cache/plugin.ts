@@ -4,6 +4,7 @@ import { type DocumentNode, getOperationAST, print } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../resolvers/context.ts';
 import { rootFields } from '../../schema/selection.ts';
+import { isLarge } from '../bulkhead.ts';
 import { defersOrStreams } from '../incremental.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
 import { type CachedType, FALLBACK_TTL } from './ttls.ts';
@@ -20,7 +21,10 @@ import { CHANGED_BY_MUTATION } from './writes.ts';
  * before any of them. Envelop's plugin looks up in `onExecute`: placed after those plugins, a hit
  * is served only to a request that passed them all.
  *
- * Not cached: answers with errors, answers holding data of a kept copy served because the budget
+ * Not cached: large answers (a window of more than 200 records, as the bulkhead counts them): the
+ * plugin copies every object of an answer to strip its metadata and walks every entity, which for
+ * 1000 reservations cost more than executing them again from the kept page, and such answers would
+ * crowd everything else out of the store's 10,000 entities (docs/benchmarks.md, S4b). Answers with errors, answers holding data of a kept copy served because the budget
  * was spent (`extensions.stale`: the next request should get fresh data once it can), `@defer`/`@stream` answers (incremental, and a stream exists to
  * not hold the whole list), subscriptions (envelop's plugin does not see them), introspection
  * (`__schema`, `__type`: it costs no upstream call and would only take room).
@@ -53,12 +57,14 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
   };
   const invalidate = (licensee: string, types: readonly CachedType[]) =>
     stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
-  const incremental = new WeakSet<object>();
+  const uncached = new WeakSet<object>();
   const plugins: Plugin[] = [
     {
       // Marks the operations the cache must leave alone, before it looks them up.
       onExecute({ args }) {
-        if (defersOrStreams(args.document)) incremental.add(args.contextValue as object);
+        const variables = (args.variableValues ?? {}) as Record<string, unknown>;
+        if (defersOrStreams(args.document) || isLarge(args.document, variables))
+          uncached.add(args.contextValue as object);
       },
     },
     // Envelop's plugin is typed by the context it reads; Yoga's list holds plugins of its initial context.
@@ -67,7 +73,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       // A client's answers are its licensee's data as its scopes let it see them: two licensees never
       // share an answer, nor two clients of one licensee with different scopes.
       session: (context) => sessionOf(context.principal),
-      enabled: (context) => !incremental.has(context),
+      enabled: (context) => !uncached.has(context),
       ttl: FALLBACK_TTL,
       ttlPerSchemaCoordinate: { ...settings.ttls, 'Query.__schema': 0, 'Query.__type': 0 },
       shouldCacheResult: ({ result }) => !result.errors?.length,
