@@ -87,6 +87,7 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
 }
 
 function printSubgraphSchema(schema: GraphQLSchema): string {
-  const federation = createRequire(import.meta.url)('@apollo/subgraph') as typeof import('@apollo/subgraph');
+  const require = createRequire(import.meta.url);
+  const federation = require('@apollo/subgraph') as typeof import('@apollo/subgraph');
   return federation.printSubgraphSchema(schema);
 }
