@@ -187,10 +187,12 @@ export function resolveWindow<T>(
         return cursorOf(source, page ? new Map([...stretch.pages, [following, page]]) : stretch.pages, lastRecord);
       });
     }
-    if (mayReadAhead && last === undefined && end > start && source.readAhead) {
+    if (mayReadAhead && after !== undefined && last === undefined && end > start && source.readAhead) {
       const readAhead = source.readAhead.bind(source);
       // A forward walk's next window starts on the page after this one: read it ahead, in the
-      // background, without delaying this answer. When `hasNextPage` reads it for this operation,
+      // background, without delaying this answer. A walk is recognised by its `after`: a window from
+      // the start of the list (a first screen, read again and again) spends no call on a next page
+      // nobody may ask for. When `hasNextPage` reads it for this operation,
       // the page after that (if this one is full) is the next window's `hasNextPage`. Each page is
       // still read once: the next window finds it kept, or joins the read in flight.
       void afterSiblingFields().then(async () => {

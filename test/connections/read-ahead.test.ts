@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type GraphQLAnswer, readyToCount, startGateway, type TestGateway } from '../helpers/gateway.ts';
+import {
+  type GraphQLAnswer,
+  readAheadsSettled,
+  readyToCount,
+  startGateway,
+  type TestGateway,
+} from '../helpers/gateway.ts';
 
 /**
  * Walks without waiting: a forward window that ends on an upstream page boundary reads the page
@@ -40,8 +46,9 @@ describe.each([
     const seen: number[] = [];
     let after: string | null = null;
     for (let step = 1; step <= 30; step++) {
-      if (step > 1) {
-        // The next step's pages were read ahead by the steps before it, without it waiting.
+      if (step > 2) {
+        // The next step's pages were read ahead by the steps before it, without it waiting (a walk is
+        // recognised by its `after`: the first step reads nothing ahead).
         const needed = document === WITH_HAS_NEXT ? Math.min(step + 1, 26) : step;
         await vi.waitFor(() => expect(pagesRead()).toContain(needed));
       }
@@ -53,10 +60,11 @@ describe.each([
       );
       expect(res.errors).toBeUndefined();
       // Its own calls: the first step reads its page (which proves the event: no getevent), and the next
-      // for hasNextPage; the second reads the event (a window past the first page proves none), kept after.
-      expect(res.extensions?.upstreamCalls).toBe(step === 1 ? ownPagesOfFirstStep : step === 2 ? 1 : 0);
+      // for hasNextPage; the second reads the event (a window past the first page proves none) and the
+      // page the first step did not read ahead; later ones none.
+      expect(res.extensions?.upstreamCalls).toBe(step === 1 ? ownPagesOfFirstStep : step === 2 ? 2 : 0);
       // Nothing a later step shows was read for it: anything logged meanwhile is the read-ahead of a later page.
-      if (step > 1)
+      if (step > 2)
         expect(
           pagesRead()
             .slice(before)
@@ -76,20 +84,29 @@ describe.each([
 
 describe('read-ahead', () => {
   it('reads the same call the next window makes: flags and filter included', async () => {
-    const withFlags = `query { event(eventId: 5001) { reservations(first: 1000, filter: { reservationStatus: ACCEPTED }) {
-      edges { node { reservationNumber subBlock { name } contact { city } } } pageInfo { endCursor } } } }`;
-    const first = await t.exec<Step, Record<string, never>>(withFlags);
+    const withFlags = `query ($after: String) { event(eventId: 5001) {
+      reservations(first: 1000, after: $after, filter: { reservationStatus: ACCEPTED }) {
+        edges { node { reservationNumber subBlock { name } contact { city } } } pageInfo { endCursor } } } }`;
+    const first = await t.exec<Step, { after: string | null }>(withFlags, { after: null });
     expect(first.errors).toBeUndefined();
-    await vi.waitFor(() => expect(pagesRead()).toEqual([1, 2]));
+    // A window from the start of the list is no walk yet: nothing is read ahead of it.
+    await readAheadsSettled(t);
+    expect(pagesRead()).toEqual([1]);
+    t.clearLog();
+    const second = await t.exec<Step, { after: string | null }>(withFlags, {
+      after: first.data!.event.reservations.pageInfo.endCursor,
+    });
+    expect(second.errors).toBeUndefined();
+    await vi.waitFor(() => expect(pagesRead()).toEqual([2, 3]));
     const [own, ahead] = t.calls().filter((c) => c.endpoint === 'getreservation');
-    expect(own!.params).toMatchObject({ page: '1', detailedSubBlockInfo: 'true', fullContactInfo: 'true' });
-    expect(ahead!.params).toEqual({ ...own!.params, page: '2' });
+    expect(own!.params).toMatchObject({ page: '2', detailedSubBlockInfo: 'true', fullContactInfo: 'true' });
+    expect(ahead!.params).toEqual({ ...own!.params, page: '3' });
     // So the next window reads nothing: the cursor's page and its own are both kept.
-    const next = await t.exec<Step, Record<string, never>>(
-      withFlags.replace('first: 1000,', `first: 1000, after: "${first.data!.event.reservations.pageInfo.endCursor}",`),
-    );
-    expect(next.errors).toBeUndefined();
-    expect(pagesRead().filter((page) => page <= 2)).toEqual([1, 2]);
+    const third = await t.exec<Step, { after: string | null }>(withFlags, {
+      after: second.data!.event.reservations.pageInfo.endCursor,
+    });
+    expect(third.errors).toBeUndefined();
+    expect(pagesRead().filter((page) => page <= 3)).toEqual([2, 3]);
   });
 
   it('is not made when pages are not kept (UPSTREAM_PAGE_TTL_MS=0): it would be a call for nothing', async () => {
