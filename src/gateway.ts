@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -62,6 +63,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** How long a mutation's answer waits at most to hear its response-cache drop back from Redis. */
+const ECHO_WAIT_MS = 250;
+
 /**
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
  * call `yoga.fetch`. `config.upstreamBaseUrl` must be set (main.ts starts the emulator when not).
@@ -119,17 +123,42 @@ export function createGateway(
   });
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
   const invalidations =
-    shared && new RedisFanout<{ licensee: string; types: CachedType[] }>(shared.redis, 'response-cache-invalidations');
+    shared &&
+    new RedisFanout<{ licensee: string; types: CachedType[]; id?: string }>(
+      shared.redis,
+      'response-cache-invalidations',
+    );
+  // A mutation's answer waits until this replica heard its own message back (at most a moment):
+  // Redis has then handed it to every replica's subscription, so a read sent through another
+  // replica after the answer finds its answers dropped, even when that replica answers at once.
+  const echoes = new Map<string, () => void>();
+  const publishAndHear = async (message: { licensee: string; types: CachedType[] }) => {
+    if (!invalidations) return;
+    const id = randomUUID();
+    const heard = new Promise<void>((resolve) => {
+      echoes.set(id, resolve);
+      setTimeout(resolve, ECHO_WAIT_MS).unref();
+    });
+    try {
+      await invalidations.publish({ ...message, id });
+      await heard;
+    } finally {
+      echoes.delete(id);
+    }
+  };
   const responseCache = config.responseCache.enabled
     ? useGatewayResponseCache({
         ttls: config.responseCache.ttls,
-        ...(invalidations ? { onInvalidated: (licensee, types) => invalidations.publish({ licensee, types }) } : {}),
+        ...(invalidations ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) } : {}),
       })
     : undefined;
   const unsubscribe =
     invalidations &&
     responseCache &&
-    invalidations.subscribe(({ licensee, types }) => responseCache.invalidate(licensee, types));
+    invalidations.subscribe(({ licensee, types, id }) => {
+      responseCache.invalidate(licensee, types);
+      if (id) echoes.get(id)?.();
+    });
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const httpDoor: Plugin[] = [
