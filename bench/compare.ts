@@ -3,7 +3,14 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { compareChart } from './compare/chart.ts';
 import { treeCpuMs } from './compare/cpu.ts';
-import { busiestMinute, type Emulator, refused429, served, startEmulator } from './compare/emulator.ts';
+import {
+  busiestMinute,
+  type Emulator,
+  type LoggedRequest,
+  refused429,
+  served,
+  startEmulator,
+} from './compare/emulator.ts';
 import { fixedAmount, measure } from './compare/load.ts';
 import { replaceBetweenMarkers } from './compare/markdown.ts';
 import { goals, goalTable, loadTable, sessionTable, tableTable, walkTable } from './compare/report.ts';
@@ -14,9 +21,11 @@ import {
   emptyTableCell,
   emptyWalkCell,
   type Results,
+  type SessionCell,
+  type TableCell,
 } from './compare/results.ts';
 import { sampleRss, treeRssMiB } from './compare/rss.ts';
-import { percentile, SESSIONS, simulateUsers } from './compare/s6.ts';
+import { percentile, SESSIONS, type SessionFigures, simulateUsers } from './compare/s6.ts';
 import { hotelsOf, S7_EVENTS, simulateTables } from './compare/s7.ts';
 import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
 import { streamWalk, WARM_EVENT } from './compare/stream.ts';
@@ -248,16 +257,8 @@ async function measureSessions(system: SystemName): Promise<void> {
     const from = Date.now();
     const figures = await simulateUsers(url, headers, SESSIONS[system]!, S6_USERS, S6_SECONDS);
     const log = await emulator.requestsSince(from);
-    cell.operations.push(figures.operations);
+    recordUsers(cell, figures, log);
     cell.served.push(figures.outcomes.ok);
-    cell.rateLimited.push(figures.outcomes.rateLimited);
-    cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
-    cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
-    cell.serverErrors.push(figures.outcomes.serverErrors);
-    cell.p95.push(percentile(figures.latencies, 95));
-    cell.calls.push(served(log));
-    cell.upstream429.push(refused429(log));
-    cell.busiestMinute.push(busiestMinute(log));
   });
 }
 
@@ -269,18 +270,23 @@ async function measureTables(): Promise<void> {
     const from = Date.now();
     const figures = await simulateTables(url, hotels, S7_USERS, S7_SECONDS);
     const log = await emulator.requestsSince(from);
-    cell.operations.push(figures.operations);
+    recordUsers(cell, figures, log);
     cell.fresh.push(figures.outcomes.ok - figures.stale);
     cell.stale.push(figures.stale);
-    cell.rateLimited.push(figures.outcomes.rateLimited);
-    cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
-    cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
-    cell.serverErrors.push(figures.outcomes.serverErrors);
-    cell.p95.push(percentile(figures.latencies, 95));
-    cell.calls.push(served(log));
-    cell.upstream429.push(refused429(log));
-    cell.busiestMinute.push(busiestMinute(log));
   });
+}
+
+/** What S6 and S7 record alike of one run: the users' outcomes and latency, the emulator's log. */
+function recordUsers(cell: SessionCell | TableCell, figures: SessionFigures, log: readonly LoggedRequest[]): void {
+  cell.operations.push(figures.operations);
+  cell.rateLimited.push(figures.outcomes.rateLimited);
+  cell.rateLimitedWithoutRetryAfter.push(figures.outcomes.rateLimitedWithoutRetryAfter);
+  cell.otherErrors.push(figures.outcomes.errors + figures.outcomes.serverErrors);
+  cell.serverErrors.push(figures.outcomes.serverErrors);
+  cell.p95.push(percentile(figures.latencies, 95));
+  cell.calls.push(served(log));
+  cell.upstream429.push(refused429(log));
+  cell.busiestMinute.push(busiestMinute(log));
 }
 
 for (let run = 0; run < RUNS; run++) {

@@ -39,9 +39,9 @@ export interface StreamCell {
   unsupported?: string;
 }
 
-export interface SessionCell {
+/** What S6 and S7 record alike of each run of their simulated users. */
+interface UsersCell {
   operations: number[];
-  served: number[];
   rateLimited: number[];
   rateLimitedWithoutRetryAfter: number[];
   otherErrors: number[];
@@ -52,19 +52,14 @@ export interface SessionCell {
   busiestMinute: number[];
 }
 
+export interface SessionCell extends UsersCell {
+  served: number[];
+}
+
 /** S7: answers with data are fresh or marked stale (`extensions.stale`), counted apart. */
-export interface TableCell {
-  operations: number[];
+export interface TableCell extends UsersCell {
   fresh: number[];
   stale: number[];
-  rateLimited: number[];
-  rateLimitedWithoutRetryAfter: number[];
-  otherErrors: number[];
-  serverErrors: number[];
-  p95: number[];
-  calls: number[];
-  upstream429: number[];
-  busiestMinute: number[];
 }
 
 export type BySystem<T> = Partial<Record<SystemName, T>>;
@@ -109,9 +104,8 @@ export const emptyLoadCell = (): LoadCell => ({
 });
 
 export const emptyWalkCell = (): WalkCell => ({ ms: [], calls: [], records: [], peakRss: [] });
-export const emptySessionCell = (): SessionCell => ({
+const emptyUsersCell = (): UsersCell => ({
   operations: [],
-  served: [],
   rateLimited: [],
   rateLimitedWithoutRetryAfter: [],
   otherErrors: [],
@@ -122,19 +116,9 @@ export const emptySessionCell = (): SessionCell => ({
   busiestMinute: [],
 });
 
-export const emptyTableCell = (): TableCell => ({
-  operations: [],
-  fresh: [],
-  stale: [],
-  rateLimited: [],
-  rateLimitedWithoutRetryAfter: [],
-  otherErrors: [],
-  serverErrors: [],
-  p95: [],
-  calls: [],
-  upstream429: [],
-  busiestMinute: [],
-});
+export const emptySessionCell = (): SessionCell => ({ ...emptyUsersCell(), served: [] });
+
+export const emptyTableCell = (): TableCell => ({ ...emptyUsersCell(), fresh: [], stale: [] });
 
 export function emptyResults(settings: Results['settings']): Results {
   return { runs: 0, load: {}, walk: {}, stream: null, sessions: {}, tables: {}, loadavg: [], settings };
