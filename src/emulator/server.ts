@@ -139,7 +139,10 @@ async function handle(state: EmulatorState, baseUrl: string, req: IncomingMessag
 
     if (isAbsent(raw.token)) throw new ServiceError(400, 'MISSING_PARAMETER', 'token is required', 'token');
     // A number or an array given as the token is there, but is no token: 401 like any unknown one.
-    const licenseeId = typeof raw.token === 'string' ? state.tokenLicensee(raw.token) : null;
+    const licenseeId =
+      typeof raw.token === 'string'
+        ? state.tokenLicensee(raw.token, state.variations.tokenRejection?.revokeAfterUses)
+        : null;
     if (!licenseeId) return rejectToken(state, res, entry);
     entry.licensee = licenseeId;
     countOrRefuse(state, licenseeId);

@@ -46,7 +46,7 @@ export class EmulatorState {
   private readonly data: DemoData;
   /** Whether anything changed the store since it was built: reset rebuilds only then. */
   private dirty = false;
-  private tokens = new Map<string, { licensee: string; issuedMs: number }>();
+  private tokens = new Map<string, { licensee: string; issuedMs: number; uses: number }>();
   /** Real-time send instants per licensee, oldest first. */
   private windows = new Map<string, number[]>();
 
@@ -76,15 +76,23 @@ export class EmulatorState {
 
   issueToken(licensee: string): string {
     const token = randomBytes(24).toString('base64url');
-    this.tokens.set(token, { licensee, issuedMs: this.clock.now() });
+    this.tokens.set(token, { licensee, issuedMs: this.clock.now(), uses: 0 });
     return token;
   }
 
-  /** The licensee a token acts for, or null when it is unknown, revoked or older than 30 minutes. */
-  tokenLicensee(token: string): string | null {
+  /**
+   * The licensee a token acts for, or null when it is unknown, revoked or older than 30 minutes.
+   * Counts the use; with `revokeAfterUses`, a token that already served that many is revoked now.
+   */
+  tokenLicensee(token: string, revokeAfterUses?: number): string | null {
     const t = this.tokens.get(token);
     if (!t) return null;
     if (this.clock.now() - t.issuedMs >= TOKEN_LIFETIME_MS) return null;
+    if (revokeAfterUses !== undefined && t.uses >= revokeAfterUses) {
+      this.tokens.delete(token);
+      return null;
+    }
+    t.uses++;
     return t.licensee;
   }
 

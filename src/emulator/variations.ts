@@ -8,13 +8,16 @@ export const variationsSchema = z.strictObject({
   /**
    * Token rejections with another status and body: `code` (TOKEN_EXPIRED), `field` (an error naming
    * the `token` field), `message` (`{"success": false, "message": …}`, no code and no field: the
-   * `message` given, else "Invalid or expired token") or `empty` (no body at all).
+   * `message` given, else "Invalid or expired token") or `empty` (no body at all). With
+   * `revokeAfterUses` N, each token is also revoked early, once it has served N requests (a
+   * service that revokes tokens after a few dozen uses): the next request with it is refused so.
    */
   tokenRejection: z
     .strictObject({
       status: z.union([z.literal(200), z.literal(400), z.literal(401), z.literal(403)]),
       form: z.enum(['code', 'field', 'message', 'empty']),
       message: z.string().min(1).max(200).optional(),
+      revokeAfterUses: z.number().int().min(1).max(1_000_000).optional(),
     })
     .nullable()
     .optional(),

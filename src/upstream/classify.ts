@@ -138,7 +138,7 @@ const TOKEN_PROBLEM = /(invalid|expired|unknown|malformed|revoked)/i;
  * an error naming the `token` field, or a bare 401 (no readable body) to a call that carried a
  * token, at the statuses the service uses for them. `words`: at any status that is no throttling
  * or fault, a message (or code) calling the token invalid, expired or unknown; such a message may
- * echo a client's value, so the token layer weighs it by the token's age (tokens.ts, WORDS_RENEWAL_MS).
+ * echo a client's value: the token layer renews for it once and learns when it was (token-echoes.ts).
  */
 function tokenRejection(status: number, body: unknown, problem: Problem | undefined): 'named' | 'words' | undefined {
   if (!problem) return undefined;

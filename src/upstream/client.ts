@@ -123,6 +123,7 @@ export class UpstreamClient {
       store: options.stores?.tokens,
       now,
       logger: options.logger,
+      onEcho: (event) => options.observer?.tokenEcho?.(event),
     });
     this.readiness = new Readiness({ tokens: this.tokens, breaker, now });
     this.reads = new SharedReads(

@@ -9,6 +9,8 @@ export interface UpstreamObserver {
   cacheRead?(event: { licensee: string; endpoint: string; hit: boolean }): void;
   /** An authenticate ended without a token, after its own retries: a first token, a renewal or readiness' probe failed. */
   tokenFailure?(event: { licensee: string }): void;
+  /** A refusal in words alone proved to be the data's: the repeat with a fresh token got the same words (token-echoes.ts). */
+  tokenEcho?(event: { licensee: string; endpoint: string }): void;
 }
 
 export interface AttemptEvent {
@@ -30,5 +32,6 @@ export function observeAll(observers: readonly (UpstreamObserver | undefined)[])
     attempt: (event) => present.forEach((observer) => observer.attempt(event)),
     cacheRead: (event) => present.forEach((observer) => observer.cacheRead?.(event)),
     tokenFailure: (event) => present.forEach((observer) => observer.tokenFailure?.(event)),
+    tokenEcho: (event) => present.forEach((observer) => observer.tokenEcho?.(event)),
   };
 }

@@ -1,6 +1,7 @@
 import type { UpstreamAccount } from './account.ts';
 import { withDeadline } from './deadline.ts';
 import { UpstreamUnavailableError } from './errors.ts';
+import { TokenEchoes } from './token-echoes.ts';
 
 /**
  * One token per licensee (octokit's auth-app pattern): fetched on first need with one in-flight
@@ -49,15 +50,6 @@ const EXPIRY_MARGIN_MS = 30_000;
 /** After a background renewal failed, the next one waits this long (the held token still serves). */
 const RENEWAL_RETRY_MS = 30_000;
 /**
- * When only an answer's message calls the token invalid or expired, it may be echoing a client's
- * value: such an answer renews the token only once it is this old, and a licensee's token at most
- * once per this long. A client that puts "token is expired" in every request then costs at most one
- * authenticate per 30 s, and a service that reports an expired token in words alone (in a 200 body,
- * say) is still served once the token it refuses has been held 30 s (README, "When the service struggles").
- */
-export const WORDS_RENEWAL_MS = 30_000;
-
-/**
  * How an authenticate is attempted: `retrying` (the token a call needs: a short retry policy of its
  * own) or `once` (readiness' probe: one request, so a health check during an outage costs one).
  */
@@ -69,13 +61,15 @@ export interface TokenManagerOptions {
   store?: TokenStore;
   now?: () => number;
   logger?: { warn(obj: object, msg: string): void };
+  /** Told of each request proven to echo a token refusal in words (token-echoes.ts). */
+  onEcho?: (event: { licensee: string; endpoint: string }) => void;
 }
 
 export class TokenManager {
   private readonly inFlight = new Map<string, Promise<HeldToken>>();
   private readonly renewalFailedAt = new Map<string, number>();
-  /** When each licensee's token was last renewed because words alone refused it. */
-  private readonly renewedForWordsAt = new Map<string, number>();
+  /** Requests proven to echo words, and licensees whose words stopped renewing for a while. */
+  readonly echoes: TokenEchoes;
   private readonly store: TokenStore;
   private readonly now: () => number;
   private readonly renewBeforeMs: number;
@@ -88,6 +82,7 @@ export class TokenManager {
     this.store = options.store ?? new MemoryTokenStore();
     this.now = options.now ?? (() => Date.now());
     this.renewBeforeMs = options.renewBeforeMs ?? 5 * 60_000;
+    this.echoes = new TokenEchoes({ now: this.now, onEcho: options.onEcho });
   }
 
   /**
@@ -104,7 +99,7 @@ export class TokenManager {
     return (await this.lease(licensee, deadline, attempts)).token;
   }
 
-  /** As `get`, with the time the token was obtained (the token layer weighs a rejection by its age). */
+  /** As `get`, with the time the token was obtained. */
   async lease(
     licensee: UpstreamAccount,
     deadline = Infinity,
@@ -137,26 +132,14 @@ export class TokenManager {
   }
 
   /**
-   * Only the words of an answer refused `used` (they may be a client's value echoed back): the
-   * token to repeat the call with, or undefined when the answer is to be taken as the service's
-   * refusal. A token another call has replaced or dropped meanwhile gives way to what any call
-   * gets now; otherwise `used` is renewed (one authenticate, shared with any in flight) only when
-   * it is at least WORDS_RENEWAL_MS old and the licensee's token was not renewed for words within
-   * WORDS_RENEWAL_MS.
+   * The service refused `refused`: the token to repeat the call with, obtained after the refusal.
+   * Every call that saw the same token refused shares one authenticate, whatever the token's age
+   * (our clock is never trusted about a token): the first drops it (a compare-and-delete, so across
+   * replicas too) and authenticates; the others find it gone or replaced and take what any call
+   * gets now, joining the authenticate in flight.
    */
-  async renewRefusedByWords(
-    licensee: UpstreamAccount,
-    used: HeldToken,
-    deadline = Infinity,
-  ): Promise<HeldToken | undefined> {
-    const id = licensee.systemIdentifier;
-    if ((await this.store.get(id))?.token !== used.token) return this.lease(licensee, deadline);
-    const now = this.now();
-    const renewedAt = this.renewedForWordsAt.get(id);
-    if (now - used.obtainedAt < WORDS_RENEWAL_MS || (renewedAt !== undefined && now - renewedAt < WORDS_RENEWAL_MS))
-      return undefined;
-    this.renewedForWordsAt.set(id, now);
-    await this.store.drop(id, used.token);
+  async renewRefused(licensee: UpstreamAccount, refused: string, deadline = Infinity): Promise<HeldToken> {
+    await this.store.drop(licensee.systemIdentifier, refused);
     return this.lease(licensee, deadline);
   }
 

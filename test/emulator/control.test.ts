@@ -128,9 +128,28 @@ describe('variations', () => {
     expect((await rest.call('getevent', { eventId: 5001 })).status).toBe(200);
   });
 
+  it('with revokeAfterUses, revokes each token once it has served that many requests, in the form asked', async () => {
+    await rest.control('variations', {
+      tokenRejection: { status: 200, form: 'message', message: 'Token is expired', revokeAfterUses: 2 },
+    });
+    const token = await rest.token();
+    const use = () => rest.post('getevent', { token, eventId: 5001 });
+    expect((await use()).body.eventId).toBe(5001);
+    expect((await use()).body.eventId).toBe(5001);
+    expect([(await use()).body, (await use()).body]).toEqual(
+      Array(2).fill({ success: false, message: 'Token is expired' }),
+    );
+    // A new token serves its own two.
+    const fresh = (await rest.post('authenticate', { key: 'demo-key-1001', systemIdentifier: '1001' })).body.token;
+    expect((await rest.post('getevent', { token: fresh, eventId: 5002 })).body.eventId).toBe(5002);
+  });
+
   it('refuses a token rejection form it does not know', async () => {
     expect((await rest.control('variations', { tokenRejection: { status: 200, form: 'words' } })).status).toBe(400);
     expect((await rest.control('variations', { tokenRejection: { status: 500, form: 'code' } })).status).toBe(400);
+    expect(
+      (await rest.control('variations', { tokenRejection: { status: 200, form: 'code', revokeAfterUses: 0 } })).status,
+    ).toBe(400);
   });
 
   it('quotes the value of the parameter an error names, never a token', async () => {

@@ -8,7 +8,8 @@ import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
 import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { tokenLayer } from '../../src/upstream/layers/token.ts';
 import { createBreaker } from '../../src/upstream/resilience.ts';
-import { MemoryTokenStore, TokenManager, type TokenStore, WORDS_RENEWAL_MS } from '../../src/upstream/tokens.ts';
+import { ECHO_CAP, ECHO_MEMORY_MS, ECHO_WINDOW_MS } from '../../src/upstream/token-echoes.ts';
+import { TokenManager } from '../../src/upstream/tokens.ts';
 import { clientFor, LICENSEE_1001, type StubService, startStub } from '../helpers/upstream.ts';
 
 /** Each layer of the call path on its own, with a fake `next`, and their order in the client. */
@@ -127,49 +128,103 @@ describe('token', () => {
       });
     };
 
-  it('in words: passes the refusal on while the token is under 30 s old, renews once it is, and passes the refusal of the repeat on', async () => {
-    let now = 0;
+  it('in words, at any age: renews at once; the same words with the fresh token are an echo, whose repeats renew nothing', async () => {
     let issued = 0;
-    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now });
+    const echoes: string[] = [];
+    const tokens = new TokenManager(async () => `token-${++issued}`, { onEcho: (e) => echoes.push(e.endpoint) });
     const sent: (string | undefined)[] = [];
     const send = tokenLayer(tokens)(refusedInWords(sent));
-    const outcome = () => send(callOf('getevent', { eventId: 1 })).catch((e: unknown) => (e as UpstreamError).code);
-    expect(await outcome()).toBe('NOT_FOUND');
-    now = WORDS_RENEWAL_MS - 1;
-    expect(await outcome()).toBe('NOT_FOUND');
-    expect(sent).toEqual(['token-1', 'token-1']);
-    now = WORDS_RENEWAL_MS;
-    expect(await outcome()).toBe('NOT_FOUND');
-    expect(sent).toEqual(['token-1', 'token-1', 'token-1', 'token-2']);
-    expect(await tokens.get(LICENSEE_1001)).toBe('token-2');
+    const outcome = (eventId: number) =>
+      send(callOf('getevent', { eventId })).catch((e: unknown) => (e as UpstreamError).code);
+    expect(await outcome(1)).toBe('NOT_FOUND');
+    expect(sent).toEqual(['token-1', 'token-2']);
+    expect(echoes).toEqual(['getevent']);
+    // The same request again: remembered, so it is refused with the token it has, without renewing.
+    expect(await outcome(1)).toBe('NOT_FOUND');
+    expect(sent).toEqual(['token-1', 'token-2', 'token-2']);
+    // Another request refused in words is believed again.
+    expect(await outcome(2)).toBe('NOT_FOUND');
+    expect(sent).toEqual(['token-1', 'token-2', 'token-2', 'token-2', 'token-3']);
+    expect(await tokens.get(LICENSEE_1001)).toBe('token-3');
   });
 
-  it('in words, with a token another call replaced meanwhile: repeats with that one, without an authenticate', async () => {
+  it('in words, a real revocation of a token a second old: one authenticate, and the repeat is answered', async () => {
+    let issued = 0;
+    let revoked = true;
+    const tokens = new TokenManager(async () => `token-${++issued}`);
+    const sent: (string | undefined)[] = [];
+    const send = tokenLayer(tokens)(async (call) => {
+      sent.push(call.token);
+      if (call.token === 'token-1' && revoked)
+        throw new TokenRejectedError('refused', { refusal: new NotFoundError('Token is expired') });
+      return 'answer';
+    });
+    expect(await send(callOf('getevent', { eventId: 1 }))).toBe('answer');
+    expect(sent).toEqual(['token-1', 'token-2']);
+    revoked = false;
+    expect(await send(callOf('getevent', { eventId: 1 }))).toBe('answer');
+    expect(sent).toEqual(['token-1', 'token-2', 'token-2']);
+  });
+
+  it('a token another call replaced meanwhile: the refused call repeats with that one, without an authenticate', async () => {
     let issued = 0;
     const tokens = new TokenManager(async () => `token-${++issued}`);
     const stale = await tokens.lease(LICENSEE_1001);
     await tokens.reject(LICENSEE_1001, stale.token);
     const current = await tokens.get(LICENSEE_1001);
-    expect(await tokens.renewRefusedByWords(LICENSEE_1001, stale)).toMatchObject({ token: current });
+    expect(await tokens.renewRefused(LICENSEE_1001, stale.token)).toMatchObject({ token: current });
     expect(issued).toBe(2);
   });
 
-  // Replicas whose clocks disagree share a token that looks older than it is to some of them: the
-  // token's age alone would then let every request renew it.
-  it('in words: a licensee’s token is renewed at most once per 30 s, even when new tokens look old', async () => {
+  it('calls that saw the same token refused share one authenticate', async () => {
+    let issued = 0;
+    const tokens = new TokenManager(async () => {
+      issued++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return `token-${issued}`;
+    });
+    const first = await tokens.lease(LICENSEE_1001);
+    const renewals = Array.from({ length: 10 }, () => tokens.renewRefused(LICENSEE_1001, first.token));
+    expect(new Set((await Promise.all(renewals)).map((held) => held.token))).toEqual(new Set(['token-2']));
+    expect(issued).toBe(2);
+  });
+
+  it(`after ${ECHO_CAP} proven echoes in a minute, words alone renew nothing for that licensee until the minute has passed; a named refusal still renews`, async () => {
     let now = 0;
     let issued = 0;
-    const store = new MemoryTokenStore();
-    const skewed: TokenStore = {
-      get: (id) => store.get(id),
-      set: (id, held) => store.set(id, { ...held, obtainedAt: held.obtainedAt - 60_000 }),
-      drop: (id, token) => store.drop(id, token),
-    };
-    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now, store: skewed });
+    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now });
     const send = tokenLayer(tokens)(refusedInWords([]));
-    for (; now < 4 * WORDS_RENEWAL_MS; now += 1_000)
-      await send(callOf('getevent', { eventId: 1 })).catch(() => undefined);
-    expect(issued).toBe(1 + 4);
+    // Distinct requests, each echoing: each costs an authenticate until the cap.
+    for (let i = 0; i < 20; i++, now += 1_000) await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
+    expect(issued).toBe(1 + ECHO_CAP);
+    // A named refusal is no echo: it renews at once.
+    const named = tokenLayer(tokens)(async (call) => {
+      if (call.token === `token-${1 + ECHO_CAP}`) throw new TokenRejectedError('refused');
+      return 'answer';
+    });
+    expect(await named(callOf('getevent', { eventId: 999 }))).toBe('answer');
+    expect(issued).toBe(2 + ECHO_CAP);
+    // The minute since the first echoes has passed: words are believed again, up to the cap.
+    now += ECHO_WINDOW_MS;
+    for (let i = 100; i < 120; i++, now += 1_000) await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
+    expect(issued).toBe(2 + 2 * ECHO_CAP);
+  });
+
+  it(`a remembered echo renews nothing for ${ECHO_MEMORY_MS / 60_000} minutes, then is tried once more`, async () => {
+    let now = 0;
+    let issued = 0;
+    const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now });
+    const send = tokenLayer(tokens)(refusedInWords([]));
+    const echo = () => send(callOf('getevent', { eventId: 1 }, Infinity)).catch(() => undefined);
+    now = 1_000_000; // lru-cache reads an entry set at time 0 as one without a lifetime
+    const start = now;
+    await echo();
+    expect(issued).toBe(2);
+    for (; now < start + ECHO_MEMORY_MS; now += 30_000) await echo();
+    expect(issued).toBe(2);
+    now += 1;
+    await echo();
+    expect(issued).toBe(3);
   });
 });
 

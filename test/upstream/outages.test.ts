@@ -208,9 +208,10 @@ describe('readiness', () => {
   });
 });
 
-// Words alone renew a token only once it is 30 s old (token-rejections.test.ts moves a fake clock past that).
+// Words alone renew the token once; when the repeat gets the same words they were the data's, and the
+// same request renews nothing again (token-rejections.test.ts: the cap on distinct ones).
 describe('token-rejection guess', () => {
-  it('a 400 whose message echoes "invalid token" from a client value, token under 30 s old: passed on, no authenticate per request', async () => {
+  it('a 400 whose message echoes "invalid token" from a client value: passed on, one authenticate for the request, none for its repeats', async () => {
     const stub = await startStub((endpoint) =>
       endpoint === 'authenticate'
         ? TOKEN
@@ -225,14 +226,14 @@ describe('token-rejection guess', () => {
     const client = open({}, stub);
     for (let i = 0; i < 3; i++) {
       const error = (await client
-        .call(LICENSEE_1001, 'gethotels', { eventId: 5001, hotelName: `invalid token ${i}` })
+        .call(LICENSEE_1001, 'gethotels', { eventId: 5001, hotelName: 'invalid token' })
         .catch((e: unknown) => e)) as UpstreamError;
       expect(error.code).toBe('BAD_USER_INPUT');
     }
-    expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(1);
+    expect(stub.requests).toEqual(['authenticate', 'gethotels', 'authenticate', 'gethotels', 'gethotels', 'gethotels']);
   });
 
-  it('a 200 whose message alone names an invalid token, token under 30 s old: passed on, no authenticate either', async () => {
+  it('a 200 whose message alone names an invalid token: passed on, one authenticate for the request, none for its repeats', async () => {
     const stub = await startStub((endpoint) =>
       endpoint === 'authenticate'
         ? TOKEN
@@ -240,9 +241,13 @@ describe('token-rejection guess', () => {
     );
     stubs.push(stub);
     const client = open({}, stub);
-    await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 }).catch(() => undefined);
-    await client.call(LICENSEE_1001, 'getevent', { eventId: 5002 }).catch(() => undefined);
-    expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(1);
+    for (let i = 0; i < 3; i++) {
+      const error = (await client
+        .call(LICENSEE_1001, 'getevent', { eventId: 5001 })
+        .catch((e: unknown) => e)) as UpstreamError;
+      expect(error.code).toBe('UPSTREAM_ERROR');
+    }
+    expect(stub.requests.filter((e) => e === 'authenticate')).toHaveLength(2);
   });
 });
 
@@ -253,7 +258,8 @@ describe('secrets in upstream messages', () => {
     const token = 'ab+cd/ef=';
     const stub = await startStub((endpoint, nth) => {
       if (endpoint === 'authenticate') return { status: 200, body: { token } };
-      return nth === 1
+      // The first call and its repeat (its message names a token: words, so renewed once), then a 404.
+      return nth <= 2
         ? {
             status: 400,
             body: {

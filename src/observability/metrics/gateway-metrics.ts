@@ -70,6 +70,12 @@ export class GatewayMetrics implements UpstreamObserver {
     labelNames: ['licensee'] as const,
     registers: [this.registry],
   });
+  readonly tokenEchoes = new Counter({
+    name: 'gateway_upstream_token_echoes_total',
+    help: 'Refusals in words alone ("token is expired" in a message) that a fresh token got again: the words were the data, by licensee and endpoint.',
+    labelNames: ['licensee', 'endpoint'] as const,
+    registers: [this.registry],
+  });
   readonly cacheReads = new Counter({
     name: 'gateway_upstream_cache_reads_total',
     help: 'Calls of cached endpoints, by result: hit (answered without a request) or miss.',
@@ -182,6 +188,10 @@ export class GatewayMetrics implements UpstreamObserver {
 
   tokenFailure(event: { licensee: string }): void {
     this.tokenFailures.inc({ licensee: event.licensee });
+  }
+
+  tokenEcho(event: { licensee: string; endpoint: string }): void {
+    this.tokenEchoes.inc({ licensee: event.licensee, endpoint: event.endpoint });
   }
 
   cacheRead(event: { licensee: string; endpoint: string; hit: boolean }): void {
