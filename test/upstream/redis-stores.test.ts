@@ -133,6 +133,25 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     expect(authenticates).toBe(2);
   });
 
+  it('calls on every replica that saw one token refused share one authenticate, and a late one takes its result', async () => {
+    const stores = await replicas(3, 60_000);
+    let authenticates = 0;
+    const authenticate = async () => {
+      authenticates++;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return `token-${authenticates}`;
+    };
+    const managers = stores.map((s) => new TokenManager(authenticate, { store: s.tokens }));
+    const refused = await managers[0]!.lease(LICENSEE_1001);
+    const renewed = await Promise.all(
+      managers.flatMap((m) => [1, 2, 3].map(() => m.renewRefused(LICENSEE_1001, refused.token))),
+    );
+    expect(new Set(renewed.map((held) => held.token))).toEqual(new Set(['token-2']));
+    // A call that met the same refusal only now: the token renewed since serves it, with no authenticate.
+    expect((await managers[2]!.renewRefused(LICENSEE_1001, refused.token)).token).toBe('token-2');
+    expect(authenticates).toBe(2);
+  });
+
   it('the cache is shared, and an answer of a read started before another replica’s mutation is not stored', async () => {
     const [a, b] = await replicas(2, 60_000);
     const readsA = new SharedReads(a!.cache);
