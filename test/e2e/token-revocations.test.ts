@@ -93,6 +93,9 @@ describe.each(['http', 'graphql-ws'] as const)('over %s', (door) => {
   it('a client’s value echoed as "token is expired": one authenticate for the first request, none for its repeats', async () => {
     variations({ echoValues: true });
     const before = authenticates();
+    const echoesBefore =
+      (await t.gateway.metrics.tokenEchoes.get()).values.find((v) => v.labels.endpoint === 'getgroupcodelink')?.value ??
+      0;
     expect(await exec(link('token is expired'))).toEqual({ data: { groupCodeLink: null } });
     expect(authenticates() - before).toBe(1);
     const calls = linkCalls();
@@ -100,6 +103,9 @@ describe.each(['http', 'graphql-ws'] as const)('over %s', (door) => {
     // Each repeat reached the service, and renewed nothing.
     expect(linkCalls() - calls).toBe(5);
     expect(authenticates() - before).toBe(1);
+    // Operators see the one proven echo.
+    const echoes = await t.gateway.metrics.tokenEchoes.get();
+    expect(echoes.values.find((v) => v.labels.endpoint === 'getgroupcodelink')?.value).toBe(echoesBefore + 1);
   });
 
   it(`a flood of distinct echoing values costs at most ${ECHO_CAP} authenticates a minute, and the licensee is served all along`, async () => {
