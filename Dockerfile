@@ -30,7 +30,9 @@ RUN sh scripts/install-production.sh && npm cache clean --force
 # The image's `node` user by number, so that Kubernetes' runAsNonRoot can verify it. The files
 # stay root's: the gateway writes nothing, and runs on a read-only root filesystem.
 USER 1000:1000
-EXPOSE 4000
+# 4000: the clients' port. 9464: the operators' port (OPS_PORT: /metrics, /status), which listens on
+# 127.0.0.1 inside the container unless OPS_HOST=0.0.0.0 is set, and then OPS_TOKEN is required.
+EXPOSE 4000 9464
 # Slim images have no curl: Node's own fetch asks /health (which answers any Host).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -143,6 +143,7 @@ export async function authenticate(url: string, licensee = '1001'): Promise<stri
 export function startBenchGateway(upstreamUrl: string, env: Record<string, string> = {}): Promise<Started> {
   const settings = {
     PORT: '0',
+    OPS_PORT: '0',
     LOG_LEVEL: 'warn',
     UPSTREAM_BASE_URL: upstreamUrl,
     UPSTREAM_KEY: 'demo-key-1001',

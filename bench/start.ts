@@ -34,7 +34,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function startOnce(env: Record<string, string | undefined>): Promise<Sample> {
   const started = performance.now();
   const child = spawn(process.execPath, entry, {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const readyMs = await new Promise<number>((resolve, reject) => {

@@ -31,6 +31,7 @@ async function startGateway(upstream: string): Promise<{ child: ChildProcess; ur
     env: {
       ...process.env,
       PORT: '0',
+      OPS_PORT: '0',
       LOG_LEVEL: 'warn',
       UPSTREAM_BASE_URL: upstream,
       UPSTREAM_KEY: 'demo-key-1001',

@@ -17,7 +17,7 @@ import { useRequestBodyLimit } from './http/body-limit.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useGraphiql } from './http/graphiql.ts';
 import { useAllowedHosts } from './http/hosts.ts';
-import { useOperatorsOnly } from './http/operators.ts';
+import { useNothingElse, useOperatorsElsewhere, useOperatorsOnly } from './http/operators.ts';
 import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { useReadiness } from './http/readiness.ts';
 import { useSecurityHeaders } from './http/security-headers.ts';
@@ -25,7 +25,7 @@ import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
 import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
 import { yogaLogging } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
-import { labelledOperationNames, useMetrics } from './observability/metrics/plugin.ts';
+import { labelledOperationNames, useMetrics, useMetricsPage } from './observability/metrics/plugin.ts';
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
 import { createTracing } from './observability/tracing.ts';
@@ -50,7 +50,10 @@ import { observeAll } from './upstream/observer.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
 
 export interface Gateway {
+  /** The clients' door (PORT): GraphQL, GraphiQL and the probes. */
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GatewayContext>>;
+  /** The operators' door (OPS_PORT): /metrics, /status, /status.json and the probes; nothing else. */
+  operators: ReturnType<typeof createYoga>;
   upstream: UpstreamClient;
   /** What /metrics serves (and the status page shows). */
   metrics: GatewayMetrics;
@@ -161,13 +164,7 @@ export function createGateway(
     });
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
-  const httpDoor: Plugin[] = [
-    // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
-    useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
-    // nosniff and no-referrer on every answer, a policy on every HTML one, whichever plugin made it.
-    useSecurityHeaders(),
-    // Probes and operators' pages answer before authentication: they need no client credential.
-    // Probes answer any Host too (orchestrators call the instance's address); nothing after them does.
+  const readiness = () =>
     useReadiness(
       upstream,
       config.licensees,
@@ -176,13 +173,20 @@ export function createGateway(
           connected: shared.redis.connected(),
           budget: shared.stores.budget.isShared() ? 'shared' : 'local share',
         })),
-    ),
+    );
+  const httpDoor: Plugin[] = [
+    // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
+    useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
+    // nosniff and no-referrer on every answer, a policy on every HTML one, whichever plugin made it.
+    useSecurityHeaders(),
+    // Probes answer before authentication: they need no client credential.
+    // Probes answer any Host too (orchestrators call the instance's address); nothing after them does.
+    readiness(),
     useAllowedHosts(config.allowedHosts),
-    // The operators' pages want the operators' token (or a client on this machine) instead.
-    useOperatorsOnly(config.opsToken),
+    // The operators' pages live on OPS_PORT only: 404 here, whatever the address or token.
+    useOperatorsElsewhere(),
     useMetrics(metrics, labelledOperationNames(config.operationNames, config.trustedDocuments?.values())),
     ...(tracing ? [tracing.plugin] : []),
-    useStatusPage(metrics, upstreamIds, budgetHistory),
     // The page holds no data: it loads without a credential, which it then sends with each operation.
     useGraphiql({ enabled: config.graphiql, endpoint: '/graphql', mode: config.auth.mode }),
     // Who asks, before anything of the document is read; the scopes checked once the operation is known.
@@ -255,8 +259,32 @@ export function createGateway(
     ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     plugins: [...httpDoor, ...documentChecks, ...execution],
   });
+  const operators = createYoga({
+    schema,
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    graphiql: false,
+    // No page of another site may read these (Yoga's default would let any origin).
+    cors: false,
+    logging: logger ? yogaLogging(logger.child({ component: 'operators' })) : false,
+    plugins: [
+      useSecurityHeaders(),
+      // The probes answer here too, without the token: a sidecar or a node agent may ask this port.
+      readiness(),
+      // Without OPS_TOKEN this port is on a loopback OPS_HOST: a page of another site rebinding its
+      // name to 127.0.0.1 must still not read it, so the Host must be one of this machine's names.
+      ...(config.opsToken
+        ? []
+        : [useAllowedHosts(config.opsAllowedHosts, "this machine's own names while OPS_TOKEN is unset")]),
+      useOperatorsOnly(config.opsToken),
+      useMetricsPage(metrics),
+      useStatusPage(metrics, upstreamIds, budgetHistory),
+      useNothingElse(),
+    ],
+  });
   return {
     yoga,
+    operators,
     upstream,
     metrics,
     changeFeeds,

@@ -1,12 +1,11 @@
 // First: the young generation is held small while everything below loads.
 import './config/young-generation.ts';
 import './config/node-env.ts';
-import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config/environment.ts';
 import { youngGenerationMayGrow } from './config/young-generation.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createGateway } from './gateway.ts';
-import { createGatewayServer } from './http/server.ts';
+import { listen } from './http/listeners.ts';
 import { createLogger } from './observability/logger.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
@@ -66,19 +65,23 @@ if (!upstreamBaseUrl) {
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
-const server = createGatewayServer(gateway.yoga, config.http);
-const webSockets = gateway.acceptWebSockets(server);
-await new Promise<void>((resolve, reject) => {
-  server.once('error', reject);
-  server.listen(config.port, config.host, resolve);
-});
-const { address, port } = server.address() as AddressInfo;
-const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/graphql`;
+const listening = await listen(
+  { clients: gateway.yoga, operators: gateway.operators, acceptWebSockets: gateway.acceptWebSockets },
+  config,
+);
+const { url, opsUrl } = listening;
 logger.info(
-  { url, auth: config.auth.mode, licensees: config.licensees.map((licensee) => licensee.id) },
+  {
+    url,
+    ops: opsUrl,
+    opsAuth: config.opsToken ? 'token' : 'loopback connections',
+    auth: config.auth.mode,
+    licensees: config.licensees.map((licensee) => licensee.id),
+  },
   'gateway ready',
 );
 console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
+console.log(`Operators' pages at ${opsUrl}/status and ${opsUrl}/metrics`);
 youngGenerationMayGrow();
 
 let stopping = false;
@@ -90,10 +93,8 @@ async function shutdown(signal: string): Promise<void> {
   // Stop accepting, let requests in flight finish, drop idle keep-alive connections; subscription
   // streams end (their clients resume with `since`), or the server would wait for them.
   gateway.changeFeeds.close();
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  await webSockets.close();
-  await closed;
+  // Both listeners: the operators' port too, or the process would wait on Prometheus' keep-alive.
+  await listening.stop();
   await gateway.close();
   await shared?.redis.close();
   await emulator?.close();

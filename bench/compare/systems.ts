@@ -33,7 +33,14 @@ const READY = /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/;
 /** Ours as `npm start` runs it: dist/ (rebuilt first when stale), in the process that is measured. */
 export function startOurs(env: Record<string, string>): Promise<Started> {
   return startCommand(['scripts/start.mjs'], {
-    env: { PORT: '0', UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001', ...QUIET, ...env },
+    env: {
+      PORT: '0',
+      OPS_PORT: '0',
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+      ...QUIET,
+      ...env,
+    },
     pattern: READY,
   });
 }

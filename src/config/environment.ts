@@ -86,6 +86,10 @@ function parseShare(text: string): number {
 const envSchema = z.object({
   PORT: int(0, 65_535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  // The operators' pages' own listener: 9464 is the OpenTelemetry Prometheus exporter's port.
+  OPS_PORT: int(0, 65_535).default(9464),
+  // Default: this machine only (see crossProblems for another address).
+  OPS_HOST: z.string().min(1).default('127.0.0.1'),
   UPSTREAM_BASE_URL: z.url('must be an http(s) URL like https://service.example.com').optional(),
   UPSTREAM_KEY: z.string().min(1, 'must not be empty').optional(),
   UPSTREAM_SYSTEM_IDENTIFIER: z.string().regex(/^\d+$/, 'must be the licensee number').optional(),
@@ -252,6 +256,21 @@ function crossProblems(env: Record<string, string | undefined>): string[] {
       `is required when HOST is not a loopback address (HOST=${host}): the host names clients reach the gateway by, comma-separated, like api.example.com (${why})`,
     );
   }
+  const opsHost = env.OPS_HOST ?? '127.0.0.1';
+  // Off this machine the listener's address proves nothing about who connects: only the token does.
+  if (!isLoopback(opsHost) && !env.OPS_TOKEN)
+    problem(
+      'OPS_TOKEN',
+      `is required when OPS_HOST is not a loopback address (OPS_HOST=${opsHost}): /metrics, /status and /status.json would answer anyone who reaches it; set OPS_TOKEN (for example to the output of openssl rand -hex 32), or listen on OPS_HOST=127.0.0.1`,
+    );
+  const port = Number(env.PORT ?? 4000);
+  const opsPort = Number(env.OPS_PORT ?? 9464);
+  // Port 0 picks a free port for each listener: two zeros are two ports.
+  if (opsPort !== 0 && opsPort === port)
+    problem(
+      'OPS_PORT',
+      `must differ from PORT (both are ${port}): the operators' pages have a listener of their own, never the clients' one`,
+    );
   const headersMs = Number(env.HTTP_HEADERS_TIMEOUT_MS ?? 10_000);
   const requestMs = Number(env.HTTP_REQUEST_TIMEOUT_MS ?? 30_000);
   // Node refuses to start a server whose headers may take longer than the whole request.
@@ -360,7 +379,12 @@ export interface Config {
   http: HttpLimits;
   /** ALLOWED_HOSTS: the names a request's Host (and a page's Origin, over WebSocket) may carry, lowercase, without port. */
   allowedHosts: string[];
-  /** OPS_TOKEN: the bearer token of /metrics, /status and /status.json; unset, they answer loopback clients only. */
+  /** OPS_PORT and OPS_HOST: where /metrics, /status and /status.json (and the probes) are served; never on `port`. */
+  opsPort: number;
+  opsHost: string;
+  /** OPS_HOST's names a request's Host may carry on the operators' port while OPS_TOKEN is unset (against DNS rebinding). */
+  opsAllowedHosts: string[];
+  /** OPS_TOKEN: the bearer token of the operators' pages; required off loopback, unset: none asked on a loopback OPS_HOST. */
   opsToken?: string;
   /** OPERATION_NAMES: operation names counted under their own name in the metrics (besides the trusted documents'). */
   operationNames: string[];
@@ -462,6 +486,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     // Required by crossProblems when HOST is not a loopback address.
     allowedHosts: e.ALLOWED_HOSTS ?? loopbackHosts(e.HOST),
+    opsPort: e.OPS_PORT,
+    opsHost: e.OPS_HOST,
+    opsAllowedHosts: loopbackHosts(e.OPS_HOST),
     ...(e.OPS_TOKEN ? { opsToken: e.OPS_TOKEN } : {}),
     operationNames: e.OPERATION_NAMES,
     graphiql: (e.GRAPHIQL ?? (isLoopback(e.HOST) ? 'on' : 'off')) === 'on',

@@ -26,15 +26,21 @@ export function isAllowedHost(host: string | null | undefined, allowedHosts: rea
 /** Paths orchestrators' probes call by the instance's address, whatever name they use. */
 const ANY_HOST_PATHS = new Set(['/health', '/ready']);
 
-/** Refuses every request whose `Host` is not in ALLOWED_HOSTS with 421 Misdirected Request (probes aside). */
-export function useAllowedHosts(allowedHosts: readonly string[]): Plugin {
+/**
+ * Refuses every request whose `Host` is not in ALLOWED_HOSTS with 421 Misdirected Request (probes
+ * aside). `serves` says which names are answered instead (the operators' port has its own).
+ */
+export function useAllowedHosts(
+  allowedHosts: readonly string[],
+  serves = 'the names of its ALLOWED_HOSTS setting',
+): Plugin {
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (ANY_HOST_PATHS.has(url.pathname)) return;
       const host = request.headers.get('host');
       if (host === null || isAllowedHost(host, allowedHosts)) return;
       const shown = JSON.stringify(host.length > 100 ? `${host.slice(0, 100)}…` : host);
-      const message = `This gateway does not answer for the host name ${shown}: it serves only the names of its ALLOWED_HOSTS setting. Use one of those names in the URL.`;
+      const message = `This gateway does not answer for the host name ${shown}: it serves only ${serves}. Use one of those names in the URL.`;
       const body = JSON.stringify({ errors: [{ message, extensions: { code: 'MISDIRECTED_REQUEST' } }] });
       endResponse(
         new fetchAPI.Response(body, { status: 421, headers: { 'content-type': 'application/json; charset=utf-8' } }),

@@ -386,6 +386,30 @@ describe('the doors’ settings: input bounds, server timeouts, hosts, operators
     );
   });
 
+  it('puts the operators’ pages on 127.0.0.1:9464 by default, and reads OPS_PORT and OPS_HOST', () => {
+    expect(loadConfig({})).toMatchObject({ opsPort: 9464, opsHost: '127.0.0.1' });
+    expect(loadConfig({}).opsAllowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    const c = loadConfig({ OPS_PORT: '9100', OPS_HOST: '0.0.0.0', OPS_TOKEN: 'b'.repeat(32) });
+    expect(c).toMatchObject({ opsPort: 9100, opsHost: '0.0.0.0', opsToken: 'b'.repeat(32) });
+    // Port 0 for both: each listener picks a free port of its own (tests).
+    expect(loadConfig({ PORT: '0', OPS_PORT: '0' })).toMatchObject({ port: 0, opsPort: 0 });
+    expect(configError({ OPS_PORT: '70000' })).toContain('OPS_PORT: must be at most 65535');
+  });
+
+  it('refuses OPS_HOST off loopback without OPS_TOKEN, and OPS_PORT equal to PORT, naming the settings', () => {
+    const open = configError({ OPS_HOST: '0.0.0.0' });
+    expect(open).toContain('OPS_TOKEN: is required when OPS_HOST is not a loopback address (OPS_HOST=0.0.0.0)');
+    expect(configError({ OPS_HOST: '10.0.0.5', OPS_TOKEN: 'short' })).toContain('OPS_TOKEN: must be at least 16');
+    for (const host of ['127.0.0.1', 'localhost', '::1'])
+      expect(loadConfig({ OPS_HOST: host }).opsToken).toBeUndefined();
+    expect(configError({ PORT: '9464' })).toContain('OPS_PORT: must differ from PORT (both are 9464)');
+    expect(configError({ PORT: '8080', OPS_PORT: '8080' })).toContain(
+      'OPS_PORT: must differ from PORT (both are 8080)',
+    );
+    const secret = 'c'.repeat(40);
+    expect(configError({ PORT: '8080', OPS_PORT: '8080', OPS_TOKEN: secret })).not.toContain(secret);
+  });
+
   it('refuses a public HOST without ALLOWED_HOSTS, and GATEWAY_AUTH=none on it unless told it is meant', () => {
     const message = configError({ HOST: '0.0.0.0' });
     expect(message).toContain('ALLOWED_HOSTS: is required when HOST is not a loopback address (HOST=0.0.0.0)');

@@ -67,7 +67,7 @@ describe('deploy/prometheus/alerts.yaml', () => {
   let served: Set<string>;
   beforeAll(async () => {
     t = await startGateway({ rateLimit: false }, { OPS_TOKEN: 'ops-token-for-the-alerts-test-0123456789' });
-    const res = await t.gateway.yoga.fetch('http://yoga/metrics', {
+    const res = await t.gateway.operators.fetch('http://yoga/metrics', {
       headers: { authorization: 'Bearer ops-token-for-the-alerts-test-0123456789' },
     });
     expect(res.status).toBe(200);

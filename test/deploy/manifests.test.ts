@@ -124,9 +124,10 @@ describe.skipIf(!kubectl)('deploy/kubernetes, rendered by kubectl kustomize', ()
     spec.containers.map((container) => ({ owner, container })),
   );
 
-  it('holds a Deployment of the gateway with 3 replicas, its Service, PodDisruptionBudget, HorizontalPodAutoscaler, the licensees ConfigMap, the Secret and a Redis', () => {
+  it('holds a Deployment of the gateway with 3 replicas, its Service, PodDisruptionBudget, HorizontalPodAutoscaler, the licensees ConfigMap, the Secret, Prometheus’ scrape job and a Redis', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
       [
+        'ConfigMap',
         'ConfigMap',
         'Deployment',
         'HorizontalPodAutoscaler',
@@ -242,6 +243,7 @@ describe.skipIf(!kubectl)('deploy/kubernetes, rendered by kubectl kustomize', ()
     expect(unacceptedVariables(gateway!.env ?? [], keyEnvs)).toEqual([]);
     const config = loadConfig(resolvedEnv(gateway!, objects));
     expect(config.host).toBe('0.0.0.0');
+    expect(config).toMatchObject({ opsHost: '0.0.0.0', opsPort: 9464, opsToken: expect.any(String) });
     expect(config.upstreamBaseUrl).toMatch(/^https:\/\//);
     expect(config.redis?.url).toMatch(/^redis/);
     expect(config.licensees.map((licensee) => licensee.account.systemIdentifier)).toEqual(['1001', '2002']);
@@ -252,6 +254,74 @@ describe.skipIf(!kubectl)('deploy/kubernetes, rendered by kubectl kustomize', ()
     expect(allowed).toEqual(
       expect.arrayContaining(['$(POD_IP)', find('Service', deployment.metadata.name)[0]!.metadata.name]),
     );
+  });
+
+  it('has Prometheus scrape each pod’s operators’ port (the container port named ops, OPS_PORT) with OPS_TOKEN from the Secret', () => {
+    const ops = gateway!.ports!.find((p) => p.name === 'ops');
+    expect(ops, 'a container port named ops').toBeDefined();
+    const env = envOf(gateway!);
+    expect(String(ops!.containerPort)).toBe(env.OPS_PORT);
+    expect(ops!.containerPort).not.toBe(gateway!.ports!.find((p) => p.name === 'http')!.containerPort);
+    // Reachable at the pod's address, hence the token, which comes from the Secret.
+    expect(env.OPS_HOST).toBe('0.0.0.0');
+    expect(gateway!.env!.find((v) => v.name === 'OPS_TOKEN')?.valueFrom?.secretKeyRef).toMatchObject({
+      key: 'ops-token',
+    });
+    const scrape = find('ConfigMap', 'reservation-gateway-prometheus')[0];
+    expect(scrape, 'the ConfigMap holding the scrape job').toBeDefined();
+    const [job, ...others] = parse(scrape!.data!['scrape-config.yml']!) as {
+      job_name: string;
+      metrics_path: string;
+      authorization: { type: string; credentials_file?: string; credentials?: string };
+      kubernetes_sd_configs: { role: string }[];
+      relabel_configs: { source_labels: string[]; regex: string; action?: string }[];
+    }[];
+    expect(others).toEqual([]);
+    expect(job!.job_name).toBe('reservation-gateway');
+    expect(job!.metrics_path).toBe('/metrics');
+    expect(job!.kubernetes_sd_configs).toEqual([{ role: 'pod' }]);
+    expect(job!.authorization.type).toBe('Bearer');
+    expect(job!.authorization.credentials_file ?? job!.authorization.credentials).toEqual(expect.any(String));
+    const keeps = job!.relabel_configs.filter((rule) => rule.action === 'keep');
+    // Only the container port named ops is a target: never the clients' port.
+    expect(keeps).toContainEqual({
+      source_labels: ['__meta_kubernetes_pod_container_port_name'],
+      regex: 'ops',
+      action: 'keep',
+    });
+    // And only the gateway's pods, by the labels of the Deployment's template.
+    const labels = deployment.spec!.template!.metadata.labels;
+    const podKeep = keeps.find((rule) =>
+      rule.source_labels.every((l) => l.startsWith('__meta_kubernetes_pod_label_')),
+    )!;
+    const values = podKeep.source_labels.map((l) => {
+      const name = Object.keys(labels).find(
+        (key) => `__meta_kubernetes_pod_label_${key.replace(/[^a-zA-Z0-9_]/g, '_')}` === l,
+      );
+      return name === undefined ? '' : labels[name];
+    });
+    expect(new RegExp(`^(?:${podKeep.regex})$`).test(values.join(';'))).toBe(true);
+    // The alert on a replica Prometheus cannot scrape watches this job.
+    expect(readFileSync(join(ROOT, 'deploy/prometheus/alerts.yaml'), 'utf8')).toContain(`up{job="${job!.job_name}"}`);
+  });
+
+  it('does not expose the operators’ port through the Service (only the clients’ port)', () => {
+    const ops = gateway!.ports!.find((p) => p.name === 'ops')!;
+    for (const service of find('Service').filter((s) =>
+      Object.entries((s.spec!.selector as Record<string, string>) ?? {}).every(
+        ([key, value]) => deployment.spec!.template!.metadata.labels[key] === value,
+      ),
+    )) {
+      const ports = service.spec!.ports as { name?: string; port: number; targetPort: string | number }[];
+      expect(ports.length).toBeGreaterThan(0);
+      for (const port of ports) {
+        expect(port.targetPort, service.metadata.name).not.toBe('ops');
+        expect(port.targetPort, service.metadata.name).not.toBe(ops.containerPort);
+        expect(port.port, service.metadata.name).not.toBe(ops.containerPort);
+        if (typeof port.targetPort === 'string')
+          expect(gateway!.ports!.find((p) => p.name === port.targetPort)?.containerPort).not.toBe(ops.containerPort);
+      }
+    }
   });
 
   it('points the Service, PodDisruptionBudget and HorizontalPodAutoscaler at the gateway’s pods', () => {
@@ -326,7 +396,7 @@ describe('deploy/compose.yaml', () => {
     }
   });
 
-  it('has Prometheus scrape each replica by the name ALLOWED_HOSTS lets in, with the OPS_TOKEN the replicas have as its bearer', () => {
+  it('has Prometheus scrape each replica’s operators’ port (OPS_PORT, never PORT) by its name, with the OPS_TOKEN the replicas have as its bearer', () => {
     const prometheus = parse(readFileSync(join(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
       rule_files: string[];
       scrape_configs: {
@@ -340,10 +410,17 @@ describe('deploy/compose.yaml', () => {
     const targets = job!.static_configs.flatMap((c) => c.targets);
     for (const [name, service] of gateways) {
       const env = envOfService(service.environment!);
-      expect(targets).toContain(`${name}:${env.PORT}`);
+      expect(targets).toContain(`${name}:${env.OPS_PORT}`);
+      expect(targets).not.toContain(`${name}:${env.PORT}`);
+      // Reachable on the compose network, so the token is required there.
+      expect(loadConfig(env)).toMatchObject({ opsHost: '0.0.0.0', opsToken: shell.OPS_TOKEN });
+      expect(env.OPS_PORT).not.toBe(env.PORT);
       expect(env.ALLOWED_HOSTS?.split(',')).toEqual(expect.arrayContaining([name, 'localhost']));
       expect(env.OPS_TOKEN).toBe(shell.OPS_TOKEN);
     }
+    // Prometheus reaches the replicas on the compose network only: the operators' port is published to no host.
+    for (const [name] of gateways)
+      expect((compose.services[name] as { ports?: string[] }).ports ?? [], name).toEqual([]);
     const secret = Object.entries(compose.secrets).find(([, source]) => source.environment === 'OPS_TOKEN')?.[0];
     expect(compose.services.prometheus!.secrets).toContain(secret);
     expect(job!.authorization).toEqual({ type: 'Bearer', credentials_file: `/run/secrets/${secret}` });

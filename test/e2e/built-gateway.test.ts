@@ -21,6 +21,7 @@ beforeAll(async () => {
     env: {
       PATH: process.env.PATH,
       PORT: '0',
+      OPS_PORT: '0',
       LOG_LEVEL: 'warn',
       UPSTREAM_BASE_URL: emulator.url,
       UPSTREAM_KEY: 'demo-key-1001',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * A newcomer's path: `npm start` with no settings, then a real GraphQL client over HTTP.
- * PORT=0 so the test binds a free port; everything else is the defaults.
+ * PORT=0 and OPS_PORT=0 so the test binds free ports; everything else is the defaults.
  */
 let child: ChildProcess;
 let url: string;
@@ -12,7 +12,7 @@ let output = '';
 
 beforeAll(async () => {
   child = spawn('npm', ['start'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: '0', OPS_PORT: '0', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -14,7 +14,8 @@ let t: BrowserGateway;
 let base: string;
 beforeAll(async () => {
   if (CHROMIUM) t = await startBrowserGateway(CHROMIUM, { OPS_TOKEN });
-  base = t?.url.replace(/\/graphql$/, '');
+  // The operators' port: the page, its /status.json and /metrics are there, never on the clients' one.
+  base = t?.opsUrl;
 }, 60_000);
 afterAll(async () => {
   await t?.close();

@@ -232,6 +232,7 @@ async function start(command: string, args: string[]) {
     HOME: process.env.HOME,
     NODE_ENV: 'production',
     PORT: '0',
+    OPS_PORT: '0',
     LOG_LEVEL: 'info',
     CHANGES_POLL_INTERVAL_MS: '500',
   };

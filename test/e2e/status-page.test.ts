@@ -23,7 +23,8 @@ beforeAll(async () => {
       UPSTREAM_PAGE_TTL_MS: '0',
       RESPONSE_CACHE: 'off',
     });
-  base = t?.url.replace(/\/graphql$/, '');
+  // The operators' port: the page, its /status.json and /metrics are there, never on the clients' one.
+  base = t?.opsUrl;
 }, 60_000);
 
 afterAll(async () => {

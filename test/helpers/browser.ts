@@ -1,9 +1,8 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Browser, chromium } from 'playwright-core';
 import { loadConfig } from '../../src/config/environment.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/gateway.ts';
+import { listen } from '../../src/http/listeners.ts';
 import { findProgram, programOrSkip, type SystemProgram } from './system-program.ts';
 
 /** Names Chromium goes by on PATH, in the order they are tried. */
@@ -40,19 +39,27 @@ export function browserOrSkip(env: Record<string, string | undefined> = process.
 export interface BrowserGateway {
   /** The gateway's /graphql address. */
   url: string;
+  /** The operators' port's origin (its /status, /status.json and /metrics). */
+  opsUrl: string;
   browser: Browser;
   close(): Promise<void>;
 }
 
-/** Starts an emulator, a gateway with the given settings on 127.0.0.1:0, and Chromium from `chromiumPath`. */
+/**
+ * Starts an emulator, a gateway with the given settings listening as main.ts does (both ports on
+ * 127.0.0.1:0), and Chromium from `chromiumPath`.
+ */
 export async function startBrowserGateway(
   chromiumPath: string,
   env: Record<string, string> = {},
 ): Promise<BrowserGateway> {
   const emulator = await startEmulator({ port: 0 });
-  const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'silent', ...env }), upstreamBaseUrl: emulator.url });
-  const server = createServer(gateway.yoga);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
+  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
+  const listening = await listen(
+    { clients: gateway.yoga, operators: gateway.operators, acceptWebSockets: gateway.acceptWebSockets },
+    { ...config, port: 0, host: '127.0.0.1', opsPort: 0, opsHost: '127.0.0.1' },
+  );
   const browser = await chromium.launch({
     executablePath: chromiumPath,
     args: [
@@ -67,12 +74,14 @@ export async function startBrowserGateway(
     ],
   });
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
+    url: listening.url,
+    opsUrl: listening.opsUrl,
     browser,
     async close() {
       await browser.close();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      listening.clients.closeAllConnections();
+      listening.operators.closeAllConnections();
+      await listening.stop();
       await gateway.close();
       await emulator.close();
     },

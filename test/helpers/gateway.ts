@@ -3,6 +3,7 @@ import { print } from 'graphql';
 import { loadConfig } from '../../src/config/environment.ts';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
+import { type Listening, listen } from '../../src/http/listeners.ts';
 
 export interface GraphQLAnswer<T> {
   status: number;
@@ -85,4 +86,16 @@ export async function readyToCount(t: TestGateway): Promise<void> {
 export async function readAheadsSettled(t: TestGateway): Promise<void> {
   for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
   await t.gateway.upstream.readAheadsSettled();
+}
+
+/**
+ * The test gateway on real sockets as main.ts serves it: the clients' listener and the operators'
+ * one (OPS_PORT), both on 127.0.0.1 port 0; `url` and `opsUrl` say where.
+ */
+export function serve(t: TestGateway): Promise<Listening> {
+  const { gateway } = t;
+  return listen(
+    { clients: gateway.yoga, operators: gateway.operators, acceptWebSockets: gateway.acceptWebSockets },
+    { port: 0, host: '127.0.0.1', opsPort: 0, opsHost: '127.0.0.1', http: loadConfig({}).http },
+  );
 }

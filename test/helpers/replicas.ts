@@ -4,6 +4,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 export interface Replica {
   /** Its /graphql address. */
   url: string;
+  /** Its operators' port's origin (OPS_PORT: /metrics, /status, /status.json, /health, /ready). */
+  opsUrl: string;
   /** Everything it wrote to stdout and stderr so far (pino lines and the ready line). */
   output(): string;
   /** Asks it to stop (SIGTERM) and waits until it has. */
@@ -14,11 +16,11 @@ export interface Replica {
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** Starts `src/main.ts` on a free port with `env` added; resolves once it says it is ready. */
+/** Starts `src/main.ts` on free ports (PORT and OPS_PORT 0) with `env` added; resolves once it says it is ready. */
 export function startReplica(env: Record<string, string>): Promise<Replica> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -27,11 +29,13 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const ready = /Reservation gateway ready at (\S+) /.exec(output);
-      if (!ready) return;
+      const ops = /Operators' pages at (http:\/\/\S+)\/status /.exec(output);
+      if (!ready || !ops) return;
       child.stdout!.off('data', onData);
       child.stdout!.on('data', (more: Buffer) => void (output += more.toString()));
       resolve({
         url: ready[1]!,
+        opsUrl: ops[1]!,
         output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');

@@ -109,6 +109,10 @@ describe('every answer', () => {
       await on.gateway.yoga.fetch('http://yoga/health'),
       await on.gateway.yoga.fetch('http://yoga/metrics'),
       await on.gateway.yoga.fetch('http://yoga/nowhere'),
+      // The operators' port too: its pages, a refusal and what it does not serve.
+      await on.gateway.operators.fetch('http://yoga/metrics', {}, { req: { socket: { remoteAddress: '127.0.0.1' } } }),
+      await on.gateway.operators.fetch('http://yoga/metrics', {}, { req: { socket: { remoteAddress: '10.0.0.2' } } }),
+      await on.gateway.operators.fetch('http://yoga/graphql'),
     ];
     for (const res of answers) {
       expect(res.headers.get('x-content-type-options'), res.url).toBe('nosniff');
@@ -117,7 +121,7 @@ describe('every answer', () => {
   });
 
   it('in HTML carries a strict policy: the status page runs its own script and style by their hashes', async () => {
-    const res = await on.gateway.yoga.fetch(
+    const res = await on.gateway.operators.fetch(
       'http://yoga/status',
       {},
       { req: { socket: { remoteAddress: '127.0.0.1' } } },

@@ -2,17 +2,21 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import { createGateway } from '../../src/gateway.ts';
+import type { Listening } from '../../src/http/listeners.ts';
 import { isLoopbackAddress } from '../../src/http/operators.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { serve, startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { rawRequest } from '../helpers/raw-sockets.ts';
-import { listen } from '../helpers/subscriptions.ts';
 
 /**
  * Fault: /metrics, /status and /status.json needed no credential and showed every licensee's ids,
- * budget use and the operation names clients chose. Now they want OPS_TOKEN (as a bearer token,
- * Prometheus' `authorization: {credentials: …}`, or a browser's Basic password), or, without it,
- * a client on the gateway's own machine by the connection's address.
+ * budget use and the operation names clients chose. Then they wanted OPS_TOKEN, or without it a
+ * connection from 127.0.0.1: but behind a reverse proxy on the same machine or a mesh sidecar
+ * (Istio, Linkerd) every client's connection comes from loopback. Now they are served on a port of
+ * their own (OPS_PORT, on OPS_HOST, 127.0.0.1 by default) and the clients' port answers 404 there,
+ * whoever asks. On the operators' port they want OPS_TOKEN (as a bearer token, Prometheus'
+ * `authorization: {credentials: …}`, or a browser's Basic password); without it (loopback
+ * OPS_HOST only) a connection from this machine is served.
  */
 const OPS_TOKEN = 'ops-0123456789abcdef0123456789abcdef';
 const PAGES = ['/metrics', '/status', '/status.json'];
@@ -28,9 +32,9 @@ afterAll(async () => {
   await withoutToken?.close();
 });
 
-/** A request as from a connection whose peer is `remoteAddress` (what Node's server hands Yoga). */
+/** A request to the operators' port as from a connection whose peer is `remoteAddress` (what Node's server hands Yoga). */
 const from = (gateway: TestGateway, path: string, remoteAddress?: string, headers: Record<string, string> = {}) =>
-  gateway.gateway.yoga.fetch(
+  gateway.gateway.operators.fetch(
     `http://yoga${path}`,
     { headers },
     remoteAddress ? { req: { socket: { remoteAddress } } } : {},
@@ -85,8 +89,9 @@ describe('with OPS_TOKEN', () => {
     const config = loadConfig({ OPS_TOKEN });
     const gateway = createGateway({ ...config, upstreamBaseUrl: withToken.emulator.url }, logger);
     try {
+      await gateway.operators.fetch('http://yoga/metrics', { headers: { authorization: `Bearer ${OPS_TOKEN}` } });
+      await gateway.operators.fetch('http://yoga/status.json', { headers: { authorization: `Bearer ${OPS_TOKEN}x` } });
       await gateway.yoga.fetch('http://yoga/metrics', { headers: { authorization: `Bearer ${OPS_TOKEN}` } });
-      await gateway.yoga.fetch('http://yoga/status.json', { headers: { authorization: `Bearer ${OPS_TOKEN}x` } });
       expect(out).not.toContain(OPS_TOKEN);
     } finally {
       await gateway.close();
@@ -113,14 +118,14 @@ describe('without OPS_TOKEN', () => {
     }
   });
 
-  it('serves /metrics over a real loopback connection', async () => {
-    const server = await listen(withoutToken);
+  it('serves /metrics over a real loopback connection to the operators’ port', async () => {
+    const server = await serve(withoutToken);
     try {
-      const res = await rawRequest(server.url.replace('/graphql', '/metrics'));
+      const res = await rawRequest(`${server.opsUrl}/metrics`);
       expect(res.status).toBe(200);
       expect(res.body).toContain('gateway_upstream_requests_total');
     } finally {
-      await server.close();
+      await server.stop();
     }
   });
 
@@ -138,5 +143,110 @@ describe('without OPS_TOKEN', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('on real sockets, the clients’ port and the operators’ port (127.0.0.1, port 0 each)', () => {
+  let tokenServer: Listening;
+  let openServer: Listening;
+  beforeAll(async () => {
+    tokenServer = await serve(withToken);
+    openServer = await serve(withoutToken);
+  });
+  afterAll(async () => {
+    await tokenServer?.stop();
+    await openServer?.stop();
+  });
+  const clientsOrigin = (server: Listening) => server.url.replace(/\/graphql$/, '');
+
+  it('listen on two different ports, both found from the started servers', () => {
+    for (const server of [tokenServer, openServer]) {
+      expect(server.opsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(new URL(server.opsUrl).port).not.toBe(new URL(server.url).port);
+    }
+  });
+
+  it('the clients’ port answers 404 on each operators’ page from 127.0.0.1, with the token or without, set or not', async () => {
+    for (const server of [tokenServer, openServer]) {
+      for (const path of PAGES) {
+        for (const headers of <Record<string, string>[]>[
+          {},
+          { authorization: `Bearer ${OPS_TOKEN}` },
+          { authorization: `Basic ${btoa(`operator:${OPS_TOKEN}`)}` },
+          { 'x-forwarded-for': '127.0.0.1' },
+        ]) {
+          const res = await rawRequest(`${clientsOrigin(server)}${path}`, { headers });
+          expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(404);
+          expect(res.body).not.toContain('gateway_upstream');
+          expect(res.body).not.toContain(OPS_TOKEN);
+          expect(res.body).not.toContain('<html');
+        }
+      }
+    }
+  });
+
+  it('the operators’ port serves each page with OPS_TOKEN as a bearer token, and refuses it without the token (401)', async () => {
+    for (const path of PAGES) {
+      const served = await rawRequest(`${tokenServer.opsUrl}${path}`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}` },
+      });
+      expect(served.status, path).toBe(200);
+      const refused = await rawRequest(`${tokenServer.opsUrl}${path}`);
+      expect(refused.status, path).toBe(401);
+      expect(refused.headers['www-authenticate']).toContain('Bearer');
+      expect(refused.body).not.toContain('gateway_upstream');
+      const wrong = await rawRequest(`${tokenServer.opsUrl}${path}`, { headers: { authorization: 'Bearer not-it' } });
+      expect(wrong.status, path).toBe(401);
+    }
+    const metrics = await rawRequest(`${tokenServer.opsUrl}/metrics`, {
+      headers: { authorization: `Bearer ${OPS_TOKEN}` },
+    });
+    expect(metrics.body).toContain('gateway_upstream_budget_limit');
+    expect(metrics.headers['content-type']).toContain('text/plain');
+  });
+
+  it('the operators’ port on loopback without OPS_TOKEN serves each page to this machine', async () => {
+    for (const path of PAGES) expect((await rawRequest(`${openServer.opsUrl}${path}`)).status, path).toBe(200);
+    expect((await rawRequest(`${openServer.opsUrl}/metrics`)).body).toContain('gateway_upstream_requests_total');
+  });
+
+  it('the operators’ port without OPS_TOKEN answers only this machine’s names in Host (a rebound page of another site reads nothing), and no page of another origin by CORS', async () => {
+    const rebound = await rawRequest(`${openServer.opsUrl}/metrics`, { headers: { host: 'rebound.attacker.example' } });
+    expect(rebound.status).toBe(421);
+    expect(rebound.body).not.toContain('gateway_upstream');
+    const port = new URL(openServer.opsUrl).port;
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`])
+      expect((await rawRequest(`${openServer.opsUrl}/metrics`, { headers: { host } })).status, host).toBe(200);
+    const crossOrigin = await rawRequest(`${openServer.opsUrl}/status.json`, {
+      headers: { origin: 'https://attacker.example' },
+    });
+    expect(crossOrigin.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('/health and /ready answer on both ports, without any credential', async () => {
+    for (const server of [tokenServer, openServer]) {
+      for (const origin of [clientsOrigin(server), server.opsUrl]) {
+        const health = await rawRequest(`${origin}/health`);
+        expect(health.status, `${origin}/health`).toBe(200);
+        const ready = await rawRequest(`${origin}/ready`);
+        expect(ready.status, `${origin}/ready`).toBe(200);
+        expect(JSON.parse(ready.body)).toMatchObject({ ready: true, licensees: [{ id: '1001', ready: true }] });
+      }
+    }
+  });
+
+  it('the operators’ port serves no GraphQL and nothing else, even with the token', async () => {
+    for (const path of ['/graphql?query=%7B__typename%7D', '/', '/nowhere']) {
+      const res = await rawRequest(`${tokenServer.opsUrl}${path}`, {
+        headers: { authorization: `Bearer ${OPS_TOKEN}`, 'graphql-preflight': '1' },
+      });
+      expect(res.status, path).toBe(404);
+      expect(res.body).not.toContain('__typename');
+    }
+    // And GraphQL still answers on the clients' port.
+    const graphql = await rawRequest(`${clientsOrigin(tokenServer)}/graphql?query=%7B__typename%7D`, {
+      headers: { 'graphql-preflight': '1', accept: 'application/json' },
+    });
+    expect(graphql.status).toBe(200);
   });
 });

@@ -8,7 +8,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { control } from '../helpers/upstream.ts';
 
 /*
- * /metrics in Prometheus' text format. After a known set of operations, the upstream
+ * /metrics in Prometheus' text format, on the operators' port (OPS_PORT). After a known set of operations, the upstream
  * request counts it shows equal the emulator's log; nothing secret or personal is in it.
  */
 const OPS_TOKEN = 'operators-token-0123456789abcdef';
@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function scrape(gateway = t): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await gateway.gateway.yoga.fetch('http://yoga/metrics', {
+  const res = await gateway.gateway.operators.fetch('http://yoga/metrics', {
     headers: { authorization: `Bearer ${OPS_TOKEN}` },
   });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };

@@ -4,11 +4,17 @@ import { recordOutput } from './recorder.ts';
 
 /**
  * A gateway whose every answer is recorded for the secret scan, headers and body, whether it is
- * asked through `yoga.fetch` (no socket) or served on a port (`http.createServer(gateway.yoga)`).
+ * asked through `fetch` (no socket) or served on a port, on either door (`yoga`, `operators`).
  * The answers themselves are untouched: the body is read from a clone.
  */
 export function recordingGateway(gateway: Gateway): Gateway {
-  const yoga = new Proxy(gateway.yoga, {
+  // Both doors: the clients' and the operators' (/metrics, /status.json), where the most is shown.
+  return { ...gateway, yoga: recording(gateway.yoga), operators: recording(gateway.operators) };
+}
+
+/** The Yoga instance with its answers recorded, over a socket (called as a listener) or through `fetch`. */
+function recording<Door extends Gateway['yoga'] | Gateway['operators']>(door: Door): Door {
+  return new Proxy(door, {
     apply(target, thisArg, args: unknown[]) {
       const res = args[1];
       if (isServerResponse(res)) recordNodeResponse(res);
@@ -17,8 +23,8 @@ export function recordingGateway(gateway: Gateway): Gateway {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (property === 'fetch') {
-        const fetch = value as Gateway['yoga']['fetch'];
-        return async (...args: Parameters<typeof fetch>) => {
+        const fetch = value as (...args: unknown[]) => Promise<Response>;
+        return async (...args: unknown[]) => {
           const response = await fetch.apply(target, args);
           recordResponse(response);
           return response;
@@ -28,7 +34,6 @@ export function recordingGateway(gateway: Gateway): Gateway {
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { ...gateway, yoga };
 }
 
 /** Records a fetch Response's headers now and its body once read (from a clone). */

@@ -36,10 +36,28 @@ const KNOWN_PATHS = new Set(['/graphql', '/health', '/ready', '/metrics', '/stat
 
 const pathLabel = (pathname: string) => (KNOWN_PATHS.has(pathname) ? pathname : 'other');
 
+/** `/metrics` in Prometheus' text format, on the operators' port; each answer there counted by path and status. */
+export function useMetricsPage(metrics: GatewayMetrics): Plugin {
+  return {
+    // Not async: a hook that returns a promise makes every request wait a turn for it.
+    onRequest({ url, endResponse, fetchAPI }) {
+      if (url.pathname !== '/metrics') return;
+      return metrics.registry
+        .metrics()
+        .then((text) =>
+          endResponse(new fetchAPI.Response(text, { headers: { 'content-type': metrics.registry.contentType } })),
+        );
+    },
+    onResponse({ request, response }) {
+      metrics.httpResponses.inc({ path: pathLabel(new URL(request.url).pathname), status: String(response.status) });
+    },
+  };
+}
+
 /**
- * `/metrics` in Prometheus' text format, and the GraphQL side of the metrics: each operation by
- * name (see labelledOperationNames), type and outcome with its duration, and each error code
- * answered (the refusals).
+ * The GraphQL side of the metrics, on the clients' port: each operation by name (see
+ * labelledOperationNames), type and outcome with its duration, each error code answered (the
+ * refusals), and each HTTP answer by path and status.
  */
 export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<string>): Plugin {
   const seen = new WeakMap<Request, OperationSeen>();
@@ -58,14 +76,7 @@ export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<
   };
   return {
     // Not async: a hook that returns a promise makes every request wait a turn for it.
-    onRequest({ request, url, endResponse, fetchAPI }) {
-      if (url.pathname === '/metrics') {
-        return metrics.registry
-          .metrics()
-          .then((text) =>
-            endResponse(new fetchAPI.Response(text, { headers: { 'content-type': metrics.registry.contentType } })),
-          );
-      }
+    onRequest({ request, url }) {
       seen.set(request, {
         startedAt: performance.now(),
         name: 'unknown',
