@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import type { ExecutionResult } from 'graphql';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { authenticatorFor } from './auth/authenticator.ts';

@@ -98,9 +98,16 @@ describe('layers', () => {
   });
 
   it('only the upstream transport and the one outbound path (router callbacks) import undici', () => {
-    const undici = ['schema', 'resolvers', 'connections', 'upstream', 'http', 'operations', 'changes', 'deliveries'].flatMap(
-      (folder) => offending(folder, /^undici$/),
-    );
+    const undici = [
+      'schema',
+      'resolvers',
+      'connections',
+      'upstream',
+      'http',
+      'operations',
+      'changes',
+      'deliveries',
+    ].flatMap((folder) => offending(folder, /^undici$/));
     expect(undici).toEqual(['upstream/transport.ts → undici', 'deliveries/outbound.ts → undici']);
   });
 

@@ -62,7 +62,9 @@ export class CallbackDeliveries {
     this.store.watch(async (record) => {
       if (this.closed) return;
       this.logger?.info({ subscription: record.target.subscriptionId }, 'callback subscription adopted');
-      const answer = await reopen(record).catch(() => ({ errors: [{ message: 'The subscription could not be reopened.' }] }));
+      const answer = await reopen(record).catch(() => ({
+        errors: [{ message: 'The subscription could not be reopened.' }],
+      }));
       // Refused this time (an expired credential, a rule): the router hears why, and it is forgotten.
       if (answer.errors?.length && !this.running.has(record.key)) {
         await this.send(record.target, completeMessage(record.target, answer.errors), 1);

@@ -37,7 +37,9 @@ export function allowedBy(prefixes: readonly string[], address: string): boolean
     const allowed = new URL(prefix);
     if (allowed.origin !== url.origin) return false;
     const base = allowed.pathname;
-    return base.endsWith('/') ? url.pathname.startsWith(base) : url.pathname === base || url.pathname.startsWith(`${base}/`);
+    return base.endsWith('/')
+      ? url.pathname.startsWith(base)
+      : url.pathname === base || url.pathname.startsWith(`${base}/`);
   });
 }
 

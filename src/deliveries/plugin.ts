@@ -39,7 +39,9 @@ export function useSubscriptionCallbacks(deliveries: CallbackDeliveries, options
       if (!options.enabled)
         return setResult({
           errors: [
-            refusal('Subscriptions through router callbacks are off: SUBSCRIPTION_CALLBACK_URLS names no callback URL.'),
+            refusal(
+              'Subscriptions through router callbacks are off: SUBSCRIPTION_CALLBACK_URLS names no callback URL.',
+            ),
           ],
         });
       // Before a single request goes out to it: a client cannot make the gateway call an address of its choosing.
@@ -74,7 +76,9 @@ export function useSubscriptionCallbacks(deliveries: CallbackDeliveries, options
       opening.delete(request);
       const answered = status === 0 ? 'could not be reached' : `answered ${status}`;
       setResultAndStopExecution({
-        errors: [refusal(`The callback URL ${answered} to the subscription's check (204 expected): nothing was started.`)],
+        errors: [
+          refusal(`The callback URL ${answered} to the subscription's check (204 expected): nothing was started.`),
+        ],
       });
     },
     onExecutionResult({ request, result, setResult }) {

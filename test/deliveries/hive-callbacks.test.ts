@@ -2,7 +2,7 @@ import '../../examples/federation/quiet-apollo.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort, startHiveGateway } from '../../examples/federation/hive-gateway.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { book, listen, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
+import { book, listen, subscribeSse, until } from '../helpers/subscriptions.ts';
 import { composeSupergraph } from '../schema/federation/compose.ts';
 
 /*

@@ -13,7 +13,10 @@ export interface CallbackMessage {
   action: 'check' | 'next' | 'complete';
   id: string;
   verifier: string;
-  payload?: { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+  payload?: {
+    data?: Record<string, unknown> | null;
+    errors?: { message: string; extensions?: Record<string, unknown> }[];
+  };
   errors?: { message: string; extensions?: Record<string, unknown> }[];
 }
 
@@ -44,20 +47,24 @@ export async function startTestRouter(): Promise<TestRouter> {
     received,
     answer: () => 204,
     of: (id, action) =>
-      received
-        .map((r) => r.message)
-        .filter((message) => message.id === id && (!action || message.action === action)),
+      received.map((r) => r.message).filter((message) => message.id === id && (!action || message.action === action)),
     subscription: (id, query, variables, heartbeatIntervalMs = 0) => ({
       query,
       variables,
       extensions: {
-        subscription: { callbackUrl: `${router.prefix}/${id}`, subscriptionId: id, verifier: `verifier-${id}`, heartbeatIntervalMs },
+        subscription: {
+          callbackUrl: `${router.prefix}/${id}`,
+          subscriptionId: id,
+          verifier: `verifier-${id}`,
+          heartbeatIntervalMs,
+        },
       },
     }),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server: Server = createServer((request, response) => {
     let body = '';

@@ -70,8 +70,8 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
         .of('kept', 'next')
         .some(
           (message) =>
-            (message.payload?.data?.reservationChanged as { reservation?: { reservationNumber?: number } })
-              ?.reservation?.reservationNumber === after.reservationNumber,
+            (message.payload?.data?.reservationChanged as { reservation?: { reservationNumber?: number } })?.reservation
+              ?.reservationNumber === after.reservationNumber,
         ),
     );
     expect(router.of('kept', 'complete')).toEqual([]);
