@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { authenticatorFor } from './auth/authenticator.ts';
@@ -10,9 +11,13 @@ import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
 import { useScopes } from './auth/scopes.ts';
-import { createFeedRegistry } from './changes/gateway-feeds.ts';
+import { createFeedRegistry, leaseMsFor } from './changes/gateway-feeds.ts';
 import type { FeedRegistry } from './changes/registry.ts';
 import { type Config, isLoopback } from './config/environment.ts';
+import { MemoryCallbackStore, RedisCallbackStore } from './deliveries/callback-store.ts';
+import { CallbackDeliveries } from './deliveries/callbacks.ts';
+import { OutboundClient } from './deliveries/outbound.ts';
+import { type CallbackAdoption, useSubscriptionCallbacks } from './deliveries/plugin.ts';
 import { useRequestBodyLimit } from './http/body-limit.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useGraphiql } from './http/graphiql.ts';
@@ -59,6 +64,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** The change feeds of `reservationChanged`. */
   changeFeeds: FeedRegistry;
+  /** The subscriptions this replica delivers through router callbacks. */
+  callbacks: CallbackDeliveries;
   /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
   acceptWebSockets(server: Server): WebSocketTransport;
   /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
@@ -124,6 +131,12 @@ export function createGateway(
     logger: logger?.child({ component: 'changes' }),
     ...(shared ? { redis: shared.redis } : {}),
   });
+  // Router callbacks: recorded in Redis (any replica adopts those of a replica that died), else here.
+  const callbacks = new CallbackDeliveries(
+    new OutboundClient(config.subscriptionCallbackUrls),
+    shared ? new RedisCallbackStore(shared.redis, leaseMsFor(config.changesPollIntervalMs)) : new MemoryCallbackStore(),
+    logger?.child({ component: 'callbacks' }),
+  );
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
   const invalidations =
     shared &&
@@ -212,6 +225,8 @@ export function createGateway(
     useCredentialExpiry(principalOfContext),
     // A principal's live subscriptions are capped on every door, released when each ends.
     useSubscriptionLimit(sharedSlots ?? localSlots, config.subscriptionsPerClient, principalOfContext),
+    // After every check: the router's callback URL is checked only for a subscription every rule let through.
+    useSubscriptionCallbacks(callbacks, { enabled: config.subscriptionCallbackUrls.length > 0 }),
   ];
   const execution: Plugin[] = [
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
@@ -282,12 +297,28 @@ export function createGateway(
       useNothingElse(),
     ],
   });
+  // A recorded subscription is opened again as its router first asked, through the same envelope.
+  callbacks.adoptOrphans(async (record) => {
+    const init = {
+      method: 'POST',
+      headers: {
+        ...record.request.headers,
+        'content-type': 'application/json',
+        accept: 'application/json;callbackSpec=1.0',
+      },
+      body: JSON.stringify(record.request.params),
+    };
+    const adoption: CallbackAdoption = { callbackAdoption: record };
+    const response = await yoga.fetch(record.request.url, init, { ...adoption });
+    return (await response.json()) as ExecutionResult;
+  });
   return {
     yoga,
     operators,
     upstream,
     metrics,
     changeFeeds,
+    callbacks,
     clearResponseCache: () => responseCache?.clear(),
     acceptWebSockets: (server) =>
       serveWebSockets(
@@ -308,6 +339,7 @@ export function createGateway(
       ),
     close: async () => {
       budgetHistory.stop();
+      await callbacks.close();
       sharedSlots?.close();
       await changeFeeds.close();
       await (await unsubscribe)?.();

@@ -1,4 +1,4 @@
-import { defineConfig } from '@graphql-hive/gateway';
+import { defineConfig, MemPubSub } from '@graphql-hive/gateway';
 import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
 
 /** The headers that carry a client's credential to this gateway (GATEWAY_AUTH api-key or jwt). */
@@ -11,7 +11,37 @@ const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'];
  * teams' services. A company graph whose subgraphs all check the client is better served by
  * JWTs with an audience per subgraph than by one key forwarded everywhere.
  */
+/**
+ * With RESERVATIONS_CALLBACK_PUBLIC_URL (this gateway's callback address as the reservations
+ * subgraph reaches it, like http://127.0.0.1:4100/callback), the subgraph's subscriptions go
+ * through Apollo's HTTP callback protocol (the http-callback transport) instead of a connection
+ * held per client; RESERVATIONS_CALLBACK_HEARTBEAT_MS sets the heartbeat asked (default 5000).
+ * The reservations gateway must list that address in SUBSCRIPTION_CALLBACK_URLS.
+ */
+const callbackPublicUrl = process.env.RESERVATIONS_CALLBACK_PUBLIC_URL;
+const callbacks = callbackPublicUrl
+  ? {
+      webhooks: true,
+      pubsub: new MemPubSub(),
+      transportEntries: {
+        [RESERVATIONS_SUBGRAPH]: {
+          options: {
+            subscriptions: {
+              kind: 'http-callback',
+              options: {
+                public_url: callbackPublicUrl,
+                path: new URL(callbackPublicUrl).pathname,
+                heartbeat_interval: Number(process.env.RESERVATIONS_CALLBACK_HEARTBEAT_MS ?? 5_000),
+              },
+            },
+          },
+        },
+      },
+    }
+  : {};
+
 export const gatewayConfig = defineConfig({
+  ...callbacks,
   propagateHeaders: {
     fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};

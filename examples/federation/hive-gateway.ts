@@ -24,7 +24,12 @@ export async function freePort(): Promise<number> {
  */
 export async function startHiveGateway(
   supergraphSdl: string,
-  options: { port?: number; log?: (line: string) => void } = {},
+  options: {
+    port?: number;
+    log?: (line: string) => void;
+    /** The reservations subgraph's subscriptions through router callbacks to this gateway (gateway.config.ts). */
+    callbacks?: { heartbeatMs: number };
+  } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
   writeFileSync(file, supergraphSdl);
@@ -48,6 +53,12 @@ export async function startHiveGateway(
         APOLLO_TELEMETRY_DISABLED: 'true',
         METADATA_SERVER_DETECTION: 'none',
         NODE_ENV: 'production',
+        ...(options.callbacks
+          ? {
+              RESERVATIONS_CALLBACK_PUBLIC_URL: `http://127.0.0.1:${port}/callback`,
+              RESERVATIONS_CALLBACK_HEARTBEAT_MS: String(options.callbacks.heartbeatMs),
+            }
+          : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -84,6 +95,8 @@ export async function startHiveGateway(
   }
   return {
     url,
+    /** Where the subgraph's callbacks go, with `callbacks`. */
+    callbackPrefix: `http://127.0.0.1:${port}/callback`,
     output: () => output,
     async close() {
       if (child.exitCode === null) child.kill('SIGTERM');

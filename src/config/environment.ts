@@ -28,6 +28,22 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** An allow-list entry of outbound addresses: an http(s) URL with no credentials, query or fragment. */
+function isAddressPrefix(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      !url.username &&
+      !url.password &&
+      !url.search &&
+      !url.hash
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** A JWKS is fetched over https, or over http from this machine only (a local identity provider, tests). */
 function isJwksUrl(value: string): boolean {
   try {
@@ -208,6 +224,16 @@ const envSchema = z.object({
   JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
   CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
   SUBSCRIPTIONS_PER_CLIENT: int(1, 10_000).default(20),
+  // Unset: callback subscriptions are refused (a router names the address the gateway then calls).
+  SUBSCRIPTION_CALLBACK_URLS: list()
+    .pipe(
+      z.array(
+        z
+          .string()
+          .refine(isAddressPrefix, 'each must be an http(s) URL prefix like https://router.internal:4000/callback'),
+      ),
+    )
+    .default([]),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
   GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
   RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
@@ -371,6 +397,8 @@ export interface Config {
   changesPollIntervalMs: number;
   /** SUBSCRIPTIONS_PER_CLIENT: live subscriptions one principal may hold (across replicas with REDIS_URL), and one socket. */
   subscriptionsPerClient: number;
+  /** SUBSCRIPTION_CALLBACK_URLS: the URL prefixes a router's callbacks may go to; none: callback subscriptions refused. */
+  subscriptionCallbackUrls: string[];
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
@@ -475,6 +503,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
     subscriptionsPerClient: e.SUBSCRIPTIONS_PER_CLIENT,
+    subscriptionCallbackUrls: e.SUBSCRIPTION_CALLBACK_URLS,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',
     http: {
