@@ -11,7 +11,22 @@ const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'];
  * teams' services. A company graph whose subgraphs all check the client is better served by
  * JWTs with an audience per subgraph than by one key forwarded everywhere.
  */
+/**
+ * Off unless set (the CLI reads this file in its own process; startHiveGateway passes them):
+ * `DEMAND_CONTROL_MAX_COST` turns on Hive Gateway's demand control at that cost (the README's
+ * "Federating" says which value matches our QUERY_MAX_UPSTREAM_CALLS); `ROUTER_HMAC_SECRET` signs
+ * every request to our subgraph, which then refuses any other (our setting of the same name).
+ */
+const maxCost = process.env.DEMAND_CONTROL_MAX_COST;
+const hmacSecret = process.env.ROUTER_HMAC_SECRET;
+
 export const gatewayConfig = defineConfig({
+  ...(maxCost ? { demandControl: { maxCost: Number(maxCost), includeExtensionMetadata: true } } : {}),
+  ...(hmacSecret
+    ? {
+        hmacSignature: { secret: hmacSecret, shouldSign: ({ subgraphName }) => subgraphName === RESERVATIONS_SUBGRAPH },
+      }
+    : {}),
   propagateHeaders: {
     fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};

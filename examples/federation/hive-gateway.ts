@@ -19,12 +19,20 @@ export async function freePort(): Promise<number> {
 
 /**
  * Hive Gateway (the `hive-gateway` CLI of @graphql-hive/gateway) serving a supergraph file on
- * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded).
+ * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded; demand
+ * control and request signing only when asked).
  * Resolves once it answers; `close` stops the process.
  */
 export async function startHiveGateway(
   supergraphSdl: string,
-  options: { port?: number; log?: (line: string) => void } = {},
+  options: {
+    port?: number;
+    log?: (line: string) => void;
+    /** Hive Gateway's demand control on, refusing operations estimated above this cost. */
+    demandControlMaxCost?: number;
+    /** Signs the requests to our subgraph with this secret (our ROUTER_HMAC_SECRET). */
+    hmacSecret?: string;
+  } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
   writeFileSync(file, supergraphSdl);
@@ -48,6 +56,10 @@ export async function startHiveGateway(
         APOLLO_TELEMETRY_DISABLED: 'true',
         METADATA_SERVER_DETECTION: 'none',
         NODE_ENV: 'production',
+        ...(options.demandControlMaxCost === undefined
+          ? {}
+          : { DEMAND_CONTROL_MAX_COST: String(options.demandControlMaxCost) }),
+        ...(options.hmacSecret === undefined ? {} : { ROUTER_HMAC_SECRET: options.hmacSecret }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -50,7 +50,8 @@ export interface RouterCost {
 }
 
 /** A connection's `@listSize`: sized by `first` or `last`, on its `edges`. */
-export const CONNECTION_LIST_SIZE = 'slicingArguments: ["first", "last"], sizedFields: ["edges"], requireOneSlicingArgument: false';
+export const CONNECTION_LIST_SIZE =
+  'slicingArguments: ["first", "last"], sizedFields: ["edges"], requireOneSlicingArgument: false';
 
 const ONE_RECORD = { records: 1, events: 1 };
 
