@@ -195,7 +195,8 @@ describe('token', () => {
     const tokens = new TokenManager(async () => `token-${++issued}`, { now: () => now });
     const send = tokenLayer(tokens)(refusedInWords([]));
     // Distinct requests, each echoing: each costs an authenticate until the cap.
-    for (let i = 0; i < 20; i++, now += 1_000) await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
+    for (let i = 0; i < 20; i++, now += 1_000)
+      await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
     expect(issued).toBe(1 + ECHO_CAP);
     // A named refusal is no echo: it renews at once.
     const named = tokenLayer(tokens)(async (call) => {
@@ -206,7 +207,8 @@ describe('token', () => {
     expect(issued).toBe(2 + ECHO_CAP);
     // The minute since the first echoes has passed: words are believed again, up to the cap.
     now += ECHO_WINDOW_MS;
-    for (let i = 100; i < 120; i++, now += 1_000) await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
+    for (let i = 100; i < 120; i++, now += 1_000)
+      await send(callOf('getevent', { eventId: i }, Infinity)).catch(() => undefined);
     expect(issued).toBe(2 + 2 * ECHO_CAP);
   });
 
