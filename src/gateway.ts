@@ -10,6 +10,7 @@ import { useCredentialExpiry } from './auth/credential-expiry.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
 import type { Principal } from './auth/principal.ts';
+import { routerSignature } from './auth/router-signature.ts';
 import { useScopes } from './auth/scopes.ts';
 import { createFeedRegistry, leaseMsFor } from './changes/gateway-feeds.ts';
 import type { FeedRegistry } from './changes/registry.ts';
@@ -120,6 +121,8 @@ export function createGateway(
   const sharedSlots = shared && new RedisSubscriptionSlots(shared.redis, config.subscriptionsPerClient, localSlots);
   const auditLogger = logger?.child({ component: 'audit' });
   const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
+  // ROUTER_HMAC_SECRET: only operations the federation router signed run, on every door.
+  const signature = config.routerHmacSecret ? routerSignature(config.routerHmacSecret) : undefined;
   // Where resolvers report records they skip (positions only, never the record's content).
   const resolverLog = logger?.child({ component: 'resolvers' });
   const budgetHistory = new BudgetHistory(upstreamIds, (licensee) => upstream.budget.used(licensee), {
@@ -205,6 +208,8 @@ export function createGateway(
     // Who asks, before anything of the document is read; the scopes checked once the operation is known.
     useAuthentication(authenticate, principals),
     useScopes((context) => (context as GatewayContext).principal),
+    // With ROUTER_HMAC_SECRET: the router's signature, before any plugin reads the document.
+    ...(signature ? [signature.plugin] : []),
     // A form or a GET without a preflight header runs nothing (a page of another site could send it).
     useCsrfPrevention(),
     // Yoga's own HTTP refusals reworded, with the code clients branch on.
@@ -334,6 +339,7 @@ export function createGateway(
           auditLogger,
           ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
           subscriptionsPerSocket: config.subscriptionsPerClient,
+          ...(signature ? { verifySignature: signature.verify } : {}),
           ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
         },
       ),

@@ -5,13 +5,6 @@ import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
 const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'];
 
 /**
- * Hive Gateway's settings for the company graph: the client's identity reaches the reservations
- * subgraph, whose client authentication decides what the client may see. Only it: an API key is
- * long-lived and made for this gateway alone, and forwarded to every subgraph it would reach other
- * teams' services. A company graph whose subgraphs all check the client is better served by
- * JWTs with an audience per subgraph than by one key forwarded everywhere.
- */
-/**
  * With RESERVATIONS_CALLBACK_PUBLIC_URL (this gateway's callback address as the reservations
  * subgraph reaches it, like http://127.0.0.1:4100/callback), the subgraph's subscriptions go
  * through Apollo's HTTP callback protocol (the http-callback transport) instead of a connection
@@ -40,8 +33,30 @@ const callbacks = callbackPublicUrl
     }
   : {};
 
+/**
+ * Off unless set (the CLI reads this file in its own process; startHiveGateway passes them):
+ * `DEMAND_CONTROL_MAX_COST` turns on Hive Gateway's demand control at that cost (the README's
+ * "Federating" says which value matches our QUERY_MAX_UPSTREAM_CALLS); `ROUTER_HMAC_SECRET` signs
+ * every request to our subgraph, which then refuses any other (our setting of the same name).
+ */
+const maxCost = process.env.DEMAND_CONTROL_MAX_COST;
+const hmacSecret = process.env.ROUTER_HMAC_SECRET;
+
+/**
+ * Hive Gateway's settings for the company graph: the client's identity reaches the reservations
+ * subgraph, whose client authentication decides what the client may see. Only it: an API key is
+ * long-lived and made for this gateway alone, and forwarded to every subgraph it would reach other
+ * teams' services. A company graph whose subgraphs all check the client is better served by
+ * JWTs with an audience per subgraph than by one key forwarded everywhere.
+ */
 export const gatewayConfig = defineConfig({
   ...callbacks,
+  ...(maxCost ? { demandControl: { maxCost: Number(maxCost), includeExtensionMetadata: true } } : {}),
+  ...(hmacSecret
+    ? {
+        hmacSignature: { secret: hmacSecret, shouldSign: ({ subgraphName }) => subgraphName === RESERVATIONS_SUBGRAPH },
+      }
+    : {}),
   propagateHeaders: {
     fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};

@@ -19,7 +19,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * Hive Gateway (the `hive-gateway` CLI of @graphql-hive/gateway) serving a supergraph file on
- * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded).
+ * 127.0.0.1, with gateway.config.ts beside this file (the Authorization header forwarded; demand
+ * control and request signing only when asked).
  * Resolves once it answers; `close` stops the process.
  */
 export async function startHiveGateway(
@@ -29,6 +30,10 @@ export async function startHiveGateway(
     log?: (line: string) => void;
     /** The reservations subgraph's subscriptions through router callbacks to this gateway (gateway.config.ts). */
     callbacks?: { heartbeatMs: number };
+    /** Hive Gateway's demand control on, refusing operations estimated above this cost. */
+    demandControlMaxCost?: number;
+    /** Signs the requests to our subgraph with this secret (our ROUTER_HMAC_SECRET). */
+    hmacSecret?: string;
   } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
@@ -59,6 +64,10 @@ export async function startHiveGateway(
               RESERVATIONS_CALLBACK_HEARTBEAT_MS: String(options.callbacks.heartbeatMs),
             }
           : {}),
+        ...(options.demandControlMaxCost === undefined
+          ? {}
+          : { DEMAND_CONTROL_MAX_COST: String(options.demandControlMaxCost) }),
+        ...(options.hmacSecret === undefined ? {} : { ROUTER_HMAC_SECRET: options.hmacSecret }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

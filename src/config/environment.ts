@@ -81,7 +81,7 @@ const list = () =>
 const MIB = 1024 * 1024;
 
 /** Settings whose values are never shown in an error (a Redis URL may hold a password). */
-const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL', 'OPS_TOKEN']);
+const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL', 'OPS_TOKEN', 'ROUTER_HMAC_SECRET']);
 
 /** redis:// or rediss:// (TLS) with a host; a password, user and database number may be in it. */
 function isRedisUrl(value: string): boolean {
@@ -169,6 +169,11 @@ const envSchema = z.object({
       /^[\x21-\x7e]{16,}$/,
       'must be at least 16 printable characters without spaces (for example the output of openssl rand -hex 32)',
     )
+    .optional(),
+  // The secret Hive Gateway's `hmacSignature` signs subgraph requests with.
+  ROUTER_HMAC_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters (for example the output of openssl rand -hex 32)')
     .optional(),
   OPERATION_NAMES: list()
     .pipe(
@@ -414,6 +419,8 @@ export interface Config {
   opsAllowedHosts: string[];
   /** OPS_TOKEN: the bearer token of the operators' pages; required off loopback, unset: none asked on a loopback OPS_HOST. */
   opsToken?: string;
+  /** ROUTER_HMAC_SECRET: only operations signed with it (by the federation router) run; unset, any. */
+  routerHmacSecret?: string;
   /** OPERATION_NAMES: operation names counted under their own name in the metrics (besides the trusted documents'). */
   operationNames: string[];
   /** GRAPHIQL: the GraphiQL page at /graphql for browsers. */
@@ -519,6 +526,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     opsHost: e.OPS_HOST,
     opsAllowedHosts: loopbackHosts(e.OPS_HOST),
     ...(e.OPS_TOKEN ? { opsToken: e.OPS_TOKEN } : {}),
+    ...(e.ROUTER_HMAC_SECRET ? { routerHmacSecret: e.ROUTER_HMAC_SECRET } : {}),
     operationNames: e.OPERATION_NAMES,
     graphiql: (e.GRAPHIQL ?? (isLoopback(e.HOST) ? 'on' : 'off')) === 'on',
     warnings: [

@@ -46,6 +46,8 @@ export interface WebSocketOptions {
   persistedQueries?: PersistedQueryStore;
   /** Live subscriptions one socket may hold (SUBSCRIPTIONS_PER_CLIENT). */
   subscriptionsPerSocket: number;
+  /** With ROUTER_HMAC_SECRET: rejects an operation the router did not sign (auth/router-signature.ts). */
+  verifySignature?: (params: Payload) => Promise<void>;
   logger?: Logger;
 }
 
@@ -174,6 +176,8 @@ export function serveWebSockets(
     record: OperationRecord,
   ): Promise<ExecutionArgs | readonly GraphQLError[]> {
     if (hasExpired(socket.principal)) return [expiredError()];
+    // As HTTP's onParams: before the document is looked up or parsed.
+    await options.verifySignature?.(payload);
     options.principals.set(request, socket.principal);
     const query = options.trustedDocuments
       ? trustedDocumentOf(options.trustedDocuments, payload)

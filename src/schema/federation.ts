@@ -5,11 +5,15 @@
 
 /**
  * The schema's `@link` to federation v2 and the directives the types use (what
- * `toSubGraphSchema` would write; subgraph.ts says why we do not call it).
+ * `toSubGraphSchema` would write; subgraph.ts says why we do not call it). v2.9 for `@cost` and
+ * `@listSize`, which router-cost.ts adds from each field's declared cost.
  */
 export const federationLink = {
   name: 'link',
-  args: { url: 'https://specs.apollo.dev/federation/v2.3', import: ['@key', '@shareable', '@inaccessible', '@tag'] },
+  args: {
+    url: 'https://specs.apollo.dev/federation/v2.9',
+    import: ['@key', '@shareable', '@inaccessible', '@tag', '@cost', '@listSize'],
+  },
 };
 
 /**

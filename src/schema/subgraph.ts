@@ -12,6 +12,7 @@ import {
 } from 'graphql';
 import { checkRepresentations } from '../resolvers/entities.ts';
 import { costs, costsNothing, entityReferences } from './cost.ts';
+import { withRouterCosts } from './router-cost.ts';
 
 /**
  * The built schema (its federation directives and entities from @pothos/plugin-federation) with the
@@ -86,8 +87,14 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
   return { schema: subgraph, sdl };
 }
 
+/**
+ * Federation's own printer (`@apollo/subgraph`'s `printSubgraphSchema`: the schema's AST, checked
+ * and printed as a subgraph), with each field's and type's `@cost`/`@listSize` (router-cost.ts)
+ * added to the AST it prints.
+ */
 function printSubgraphSchema(schema: GraphQLSchema): string {
   const require = createRequire(import.meta.url);
-  const federation = require('@apollo/subgraph') as typeof import('@apollo/subgraph');
-  return federation.printSubgraphSchema(schema);
+  const federation = require('@apollo/federation-internals') as typeof import('@apollo/federation-internals');
+  const ast = withRouterCosts(federation.graphQLJSSchemaToAST(schema), schema);
+  return federation.buildSubgraph(federation.FEDERATION_UNNAMED_SUBGRAPH_NAME, '', ast, false).toString();
 }
