@@ -141,7 +141,8 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
         '@faker-js/faker',
         '@opentelemetry/exporter-trace-otlp-http',
         'i18n-iso-countries',
-        '@apollo/subgraph',
+        // Federation's printer, loaded with the first _service { sdl }.
+        '@apollo/federation-internals',
       ]),
     );
     expect(imported.filter((specifier) => !(packageOf(specifier) in manifest.dependencies))).toEqual([]);
