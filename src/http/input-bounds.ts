@@ -109,16 +109,25 @@ function measure(value: unknown, bounds: InputBounds, budget: { nodes: number })
   while (containers.length > 0) {
     const container = containers.pop()!;
     const level = levels.pop()!;
-    const children: unknown[] = Array.isArray(container)
-      ? container
-      : Object.values(container as Record<string, unknown>);
-    budget.nodes -= children.length;
-    if (budget.nodes < 0) return 'nodes';
-    for (const child of children) {
-      if (child === null || typeof child !== 'object') continue;
-      if (level + 1 > bounds.depth) return 'depth';
+    const enter = (child: unknown): boolean => {
+      if (child === null || typeof child !== 'object') return true;
+      if (level + 1 > bounds.depth) return false;
       containers.push(child);
       levels.push(level + 1);
+      return true;
+    };
+    if (Array.isArray(container)) {
+      // A wide array is refused on its length, before any of its elements is looked at.
+      budget.nodes -= container.length;
+      if (budget.nodes < 0) return 'nodes';
+      for (const child of container) if (!enter(child)) return 'depth';
+    } else {
+      // Counted as they come (no Object.values: a copy of 100,000 values costs more than the walk).
+      const record = container as Record<string, unknown>;
+      for (const key in record) {
+        if (--budget.nodes < 0) return 'nodes';
+        if (!enter(record[key])) return 'depth';
+      }
     }
   }
   return undefined;
