@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/environment.ts';
 import { inputBoundsProblem } from '../../src/http/input-bounds.ts';
 
 /** The measure of MAX_INPUT_DEPTH and MAX_INPUT_NODES itself (the doors: test/http/input-bounds.test.ts). */
@@ -75,5 +76,22 @@ describe('the measure of a request’s JSON', () => {
       { representations },
     ])
       expect(inputBoundsProblem({ query: '…', variables }, BOUNDS)).toBeUndefined();
+  });
+});
+
+describe('the settings', () => {
+  it('default to 64 levels and 50,000 values, read MAX_INPUT_DEPTH and MAX_INPUT_NODES, and refuse what would reach the stack', () => {
+    expect(loadConfig({}).inputBounds).toEqual({ depth: 64, nodes: 50_000 });
+    expect(loadConfig({ MAX_INPUT_DEPTH: '8', MAX_INPUT_NODES: '1000' }).inputBounds).toEqual({
+      depth: 8,
+      nodes: 1000,
+    });
+    expect(() => loadConfig({ MAX_INPUT_DEPTH: '1001', MAX_INPUT_NODES: '0' })).toThrow(ConfigError);
+    try {
+      loadConfig({ MAX_INPUT_DEPTH: '1001', MAX_INPUT_NODES: '0' });
+    } catch (error) {
+      expect((error as Error).message).toContain('MAX_INPUT_DEPTH: must be at most 1000');
+      expect((error as Error).message).toContain('MAX_INPUT_NODES: must be at least 100');
+    }
   });
 });
