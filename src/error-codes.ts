@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   OPERATION_RESOLUTION_FAILURE:
     'the operation named is not in the document, or several are and none is named (Yoga’s code)',
   BAD_REQUEST:
-    'unreadable as GraphQL: malformed JSON, an unserved media type, a cross-site request with no preflight header',
+    'unreadable as GraphQL: malformed JSON, JSON past MAX_INPUT_DEPTH or MAX_INPUT_NODES, an unserved media type, a cross-site request with no preflight header',
   INTERNAL_SERVER_ERROR: 'anything else (details are logged, never sent)',
 } as const;
 

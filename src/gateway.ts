@@ -23,6 +23,7 @@ import { useRequestBodyLimit } from './http/body-limit.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useGraphiql } from './http/graphiql.ts';
 import { useAllowedHosts } from './http/hosts.ts';
+import { useInputBounds } from './http/input-bounds.ts';
 import { useNothingElse, useOperatorsElsewhere, useOperatorsOnly } from './http/operators.ts';
 import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { useReadiness } from './http/readiness.ts';
@@ -216,6 +217,9 @@ export function createGateway(
     useReadableHttpErrors({ maxRequestBytes: config.http.maxRequestBytes }),
     // MAX_REQUEST_BYTES, after every plugin that picks a request parser: it wraps the one picked.
     useRequestBodyLimit(config.http.maxRequestBytes),
+    // MAX_INPUT_DEPTH and MAX_INPUT_NODES, as soon as any parser has read the request: before Yoga's
+    // own parameter checks and every later reader of the variables (persisted queries, cost, cache keys).
+    useInputBounds(config.inputBounds),
   ];
   const documentChecks: Plugin[] = [
     // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
@@ -335,6 +339,7 @@ export function createGateway(
           corsOrigins: config.corsOrigins,
           allowedHosts: config.allowedHosts,
           maxMessageBytes: config.http.maxRequestBytes,
+          inputBounds: config.inputBounds,
           records: operations,
           auditLogger,
           ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),

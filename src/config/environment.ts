@@ -142,6 +142,13 @@ const envSchema = z.object({
   QUERY_MAX_BYTES: int(256, 16 * MIB).default(65_536),
   // Yoga's own default is 25 MB, and ws reads 100 MiB frames before the socket is authenticated.
   MAX_REQUEST_BYTES: int(1024, 64 * MIB).default(MIB),
+  // Variables, extensions and the rest of a body, measured before anything reads them: walkers
+  // later on (coercion, cache keys) recurse, and overflowed the stack at 5000 levels. Real input
+  // nests a few levels; at most 1000 keeps every later walk far from the stack's end.
+  MAX_INPUT_DEPTH: int(1, 1000).default(64),
+  // Values (members and elements) one request may carry. The largest real input is a router's
+  // `_entities` for a page of 5000 references (20,001 values); a 1 MiB body holds up to 500,000.
+  MAX_INPUT_NODES: int(100, 1_000_000).default(50_000),
   // Node's defaults (60 s for the headers, 300 s for the request) let slow clients hold sockets for minutes.
   HTTP_HEADERS_TIMEOUT_MS: int(1000, 120_000).default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
@@ -389,6 +396,8 @@ export interface Config {
   inflight: { maxBytes?: number; maxWaitMs: number };
   /** Documents past these are refused before they run (see src/operations/query-limits.ts). */
   queryLimits: QueryLimits;
+  /** MAX_INPUT_DEPTH and MAX_INPUT_NODES: variables, extensions and bodies past these are refused once parsed (src/http/input-bounds.ts). */
+  inputBounds: InputBounds;
   /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
   trustedDocuments?: TrustedDocuments;
   /** REDIS_URL: tokens, budget and cache shared by replicas through Redis; unset, each process keeps its own. */
@@ -448,6 +457,14 @@ export interface QueryLimits {
   tokens: number;
 }
 
+/** What the JSON of one request (variables, extensions, the rest of its body) may hold. */
+export interface InputBounds {
+  /** Containers inside containers, the outermost (the variables object) level 1. */
+  depth: number;
+  /** Values of the whole request, every member and element counted, containers included. */
+  nodes: number;
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -501,6 +518,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       directives: e.QUERY_MAX_DIRECTIVES,
       tokens: e.QUERY_MAX_TOKENS,
     },
+    inputBounds: { depth: e.MAX_INPUT_DEPTH, nodes: e.MAX_INPUT_NODES },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
     ...(e.REDIS_URL
       ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } }

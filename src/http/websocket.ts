@@ -9,6 +9,7 @@ import { atTime, expiredError } from '../auth/credential-expiry.ts';
 import type { RequestPrincipals } from '../auth/plugin.ts';
 import { hasExpired, type Principal } from '../auth/principal.ts';
 import type { Authenticator } from '../auth/verdict.ts';
+import type { InputBounds } from '../config/environment.ts';
 import type { TrustedDocuments } from '../config/trusted-documents.ts';
 import { ErrorCode } from '../error-codes.ts';
 import type { Gateway } from '../gateway.ts';
@@ -24,6 +25,7 @@ import { type PersistedQueryStore, persistedQueryOf } from '../operations/automa
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
 import { hostNameOf, isAllowedHost } from './hosts.ts';
+import { inputBoundsError, inputBoundsProblem } from './input-bounds.ts';
 
 export interface WebSocketTransport {
   close(): Promise<void>;
@@ -37,6 +39,8 @@ export interface WebSocketOptions {
   allowedHosts: readonly string[];
   /** MAX_REQUEST_BYTES: the longest message read. */
   maxMessageBytes: number;
+  /** MAX_INPUT_DEPTH and MAX_INPUT_NODES: a `subscribe` payload past them gets an `error`, a `connection_init` one closes with 4400. */
+  inputBounds: InputBounds;
   /** The audit trail's records and logger: an operation on a socket is logged like one over HTTP. */
   records: OperationRecords;
   auditLogger?: AuditLogger;
@@ -119,6 +123,16 @@ export function serveWebSockets(
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       async onConnect(ctx) {
+        // Before the payload's Authorization is read. (ws closes with the reason's first 123 bytes at most.)
+        const problem = inputBoundsProblem(
+          ctx.connectionParams ?? null,
+          options.inputBounds,
+          'connection_init payload',
+        );
+        if (problem) {
+          ctx.extra.socket.close(CloseCode.BadRequest, problem.summary);
+          return false;
+        }
         const verdict = await options.authenticate(requestOf(ctx.extra.request.headers, ctx.connectionParams));
         if (!('principal' in verdict)) return false;
         const { principal } = verdict;
@@ -175,6 +189,9 @@ export function serveWebSockets(
     payload: Payload,
     record: OperationRecord,
   ): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    // As HTTP does once a body is parsed: before anything (persisted queries, cost, coercion) reads the payload.
+    const tooLarge = inputBoundsError(payload, options.inputBounds);
+    if (tooLarge) return [tooLarge];
     if (hasExpired(socket.principal)) return [expiredError()];
     // As HTTP's onParams: before the document is looked up or parsed.
     await options.verifySignature?.(payload);

@@ -441,3 +441,161 @@ export const anyRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       ),
   },
 );
+
+/** JSON text `levels` deep, of arrays or of objects, built without recursion. */
+const deepText = (levels: number, objects: boolean) =>
+  objects ? `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}` : `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+/** An array of `n` numbers, or an object of `n` keys (short ones: 100,000 of them stay under MAX_REQUEST_BYTES). */
+const wideText = (n: number, objects: boolean) =>
+  objects
+    ? `{${Array.from({ length: n }, (_, i) => `"${i.toString(36)}":0`).join(',')}}`
+    : `[${new Array(n).fill(0).join(',')}]`;
+
+/** JSON past MAX_INPUT_DEPTH (64) or MAX_INPUT_NODES (50,000), and the setting that refuses it. */
+export interface BoundedInput {
+  text: string;
+  shape: string;
+  limit: 'MAX_INPUT_DEPTH' | 'MAX_INPUT_NODES';
+}
+const tooDeepInput = (maxLevels: number, objects = fc.boolean()): fc.Arbitrary<BoundedInput> =>
+  fc.tuple(fc.integer({ min: 65, max: maxLevels }), objects).map(([levels, object]) => ({
+    text: deepText(levels, object),
+    shape: `${levels} deep (${object ? 'objects' : 'arrays'})`,
+    limit: 'MAX_INPUT_DEPTH' as const,
+  }));
+const tooWideInput: fc.Arbitrary<BoundedInput> = fc
+  .tuple(fc.integer({ min: 50_001, max: 100_000 }), fc.boolean())
+  .map(([n, object]) => ({
+    text: wideText(n, object),
+    shape: `${n} wide (${object ? 'an object' : 'an array'})`,
+    limit: 'MAX_INPUT_NODES' as const,
+  }));
+export const boundedInput: fc.Arbitrary<BoundedInput> = fc.oneof(tooDeepInput(6000), tooWideInput);
+
+const BOUNDED_QUERY = 'query ($eventIds: [Int!]!) { events(eventIds: $eventIds) { name } }';
+const BOUNDED_SUBSCRIPTION = 'subscription ($eventId: Int!) { reservationChanged(eventId: $eventId) { kind } }';
+/** Where a request carries the input: its variables, its extensions, another body parameter, a batch's variables. */
+const PLACES = ['variables', 'extensions', 'other parameter', 'batch'] as const;
+/** The parameters (as JSON text) of an operation carrying `text` in `place`. */
+function paramsText(query: string, text: string, place: (typeof PLACES)[number]): string {
+  const variables = '{"eventIds": [5001], "eventId": 5001';
+  const params =
+    place === 'extensions'
+      ? `{"query": ${JSON.stringify(query)}, "variables": ${variables}}, "extensions": {"x": ${text}}}`
+      : place === 'other parameter'
+        ? `{"query": ${JSON.stringify(query)}, "variables": ${variables}}, "z": ${text}}`
+        : `{"query": ${JSON.stringify(query)}, "variables": ${variables}, "v": ${text}}}`;
+  return place === 'batch' ? `[${params}]` : params;
+}
+
+/**
+ * Deep and wide input on each HTTP door: a POST body (any place), a GET query string (variables or
+ * extensions, arrays at most 1500 deep: Node answers a URL past 16 KiB with 431 before the gateway)
+ * and SSE (a POST asking for text/event-stream). Each must be a 400 naming `limit`.
+ */
+export const boundedInputRequest: fc.Arbitrary<FuzzRequest & { limit: BoundedInput['limit'] }> = fc.oneof(
+  fc
+    .tuple(anyValidCredential, boundedInput, fc.constantFrom(...PLACES), fc.boolean())
+    .map(([headers, input, place, sse]) => ({
+      ...post(
+        `${input.shape} in the ${place}, ${sse ? 'SSE' : 'POST'}`,
+        headers,
+        paramsText(sse ? BOUNDED_SUBSCRIPTION : BOUNDED_QUERY, input.text, place),
+      ),
+      ...(sse ? { headers: { ...JSON_HEADERS, ...headers, accept: 'text/event-stream' } } : {}),
+      limit: input.limit,
+    })),
+  fc
+    .tuple(anyValidCredential, tooDeepInput(1500, fc.constant(false)), fc.constantFrom('variables', 'extensions'))
+    .map(([headers, input, place]) => ({
+      kind: `${input.shape} in the ${place}, GET`,
+      method: 'GET' as const,
+      headers: { accept: 'application/json', 'graphql-preflight': '1', ...headers },
+      search: `?${new URLSearchParams({
+        query: BOUNDED_QUERY,
+        variables: place === 'variables' ? `{"eventIds": [5001], "v": ${input.text}}` : '{"eventIds": [5001]}',
+        ...(place === 'extensions' ? { extensions: `{"x": ${input.text}}` } : {}),
+      })}`,
+      limit: input.limit,
+    })),
+);
+
+/** Requests malformed below GraphQL on the GET and SSE doors (the POST door's: `badBody`). */
+export const malformedHttpRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
+  fc
+    .tuple(anyValidCredential, fc.constantFrom('variables', 'extensions'), fc.string({ minLength: 1, maxLength: 40 }))
+    .filter(([, , text]) => {
+      try {
+        JSON.parse(text);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map(([headers, name, text]) => ({
+      kind: `GET with ${name} that is no JSON`,
+      method: 'GET' as const,
+      headers: { accept: 'application/json', 'graphql-preflight': '1', ...headers },
+      search: `?${new URLSearchParams({ query: '{ __typename }', [name]: text })}`,
+    })),
+  fc.tuple(anyValidCredential, badBody).map(([headers, body]) => ({
+    ...post('malformed JSON body, SSE', headers, body),
+    headers: { ...JSON_HEADERS, ...headers, accept: 'text/event-stream' },
+  })),
+);
+
+/** A graphql-ws exchange: the `connection_init` payload and then the message sent, as raw text. */
+export interface WsFuzz {
+  kind: string;
+  init: string;
+  message?: string;
+  /** The setting that must refuse it, or none: then a malformed message, closed with 4400 or answered with `error`. */
+  limit?: BoundedInput['limit'];
+}
+
+const initWith = (key: string) =>
+  JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${key}` } });
+
+/** Deep and wide payloads (in `subscribe` and in `connection_init`) and malformed messages on the graphql-ws door. */
+export const wsRequest: fc.Arbitrary<WsFuzz> = fc.oneof(
+  fc
+    .tuple(
+      fc.constantFrom(...READERS),
+      boundedInput,
+      fc.constantFrom('variables', 'extensions', 'other parameter' as const),
+      fc.boolean(),
+    )
+    .map(([client, input, place, subscription]) => ({
+      kind: `graphql-ws subscribe: ${input.shape} in the ${place}`,
+      init: initWith(CLIENT_KEYS[client]),
+      message: `{"id": "1", "type": "subscribe", "payload": ${paramsText(subscription ? BOUNDED_SUBSCRIPTION : BOUNDED_QUERY, input.text, place)}}`,
+      limit: input.limit,
+    })),
+  fc.tuple(fc.constantFrom(...READERS), boundedInput).map(([client, input]) => ({
+    kind: `graphql-ws connection_init: ${input.shape}`,
+    init: `{"type": "connection_init", "payload": {"Authorization": "Bearer ${CLIENT_KEYS[client]}", "x": ${input.text}}}`,
+    limit: input.limit,
+  })),
+  fc
+    .tuple(
+      fc.constantFrom(...READERS),
+      fc.oneof(
+        fc.string({ maxLength: 60 }),
+        fc.constantFrom(
+          '{"type": "subscribe"}',
+          '{"id": "1", "type": "subscribe", "payload": {"query": 42}}',
+          '{"id": "1", "type": "subscribe", "payload": {"query": "{ __typename }", "variables": [1]}}',
+          '{"id": 1, "type": "subscribe", "payload": {"query": "{ __typename }"}}',
+          '{"type": "connection_init"}',
+          // Not here: a message only a server sends (`next`, `error`, `connection_ack`): graphql-ws
+          // closes the socket with 4500, its internal error, for it (a library behaviour, left as is).
+        ),
+        fc.integer({ min: 50, max: 5000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
+      ),
+    )
+    .map(([client, message]) => ({
+      kind: 'graphql-ws malformed message',
+      init: initWith(CLIENT_KEYS[client]),
+      message,
+    })),
+);

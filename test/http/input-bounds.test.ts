@@ -5,7 +5,7 @@ import { boundedParseCaches } from '../../src/operations/query-limits.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { closed, nextMessage, openSocket } from '../helpers/raw-sockets.ts';
-import { listen, subscribeSse } from '../helpers/subscriptions.ts';
+import { listen, subscribeSse, wsClient } from '../helpers/subscriptions.ts';
 
 /**
  * Fault: 20 queries each padded with a 20 MB comment were all answered and raised the gateway's
@@ -213,5 +213,207 @@ describe('the parse cache', () => {
     const small = boundedParseCaches().documentCache!;
     for (let i = 0; i < 1024; i++) small.set(`query Q${i} { __typename }`, document);
     expect(small.get('query Q0 { __typename }')).toBe(document);
+  });
+});
+
+describe('MAX_INPUT_DEPTH and MAX_INPUT_NODES: deep or wide JSON is refused once parsed, on every door', () => {
+  /*
+   * Fault: an unused variable nested 5,000 deep (`{ __typename }`) answered INTERNAL_SERVER_ERROR
+   * after a RangeError (the cost estimate's memo key stringified it), and so did a JSON variable
+   * 4096 deep: JSON.parse reads such nesting, the walkers after it recurse. Now the variables,
+   * extensions and the rest of a body are measured without the call stack as soon as they are
+   * parsed, and refused with 400 BAD_REQUEST naming the setting, before any upstream call.
+   */
+  const deep = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+  const wideArray = (n: number) => `[${new Array(n).fill(0).join(',')}]`;
+  const wideObject = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
+  /** A query that reads upstream were it run: a refusal with an empty log was made before it. */
+  const QUERY = 'query ($eventIds: [Int!]!) { events(eventIds: $eventIds) { name } }';
+  const SUBSCRIPTION = 'subscription ($eventId: Int!) { reservationChanged(eventId: $eventId) { kind } }';
+  const DEPTH = { code: 'BAD_REQUEST', limit: 'MAX_INPUT_DEPTH', maxDepth: 64 };
+  const NODES = { code: 'BAD_REQUEST', limit: 'MAX_INPUT_NODES', maxNodes: 50_000 };
+  /** The variables and extensions of each case, as JSON text (built without recursion), and what refuses them. */
+  const CASES: { name: string; variables: string; extensions?: string; refusal: object; message: RegExp }[] = [
+    {
+      name: 'variables 4096 deep',
+      variables: `{"eventIds": [5001], "eventId": 5001, "v": ${deep(4096)}}`,
+      refusal: DEPTH,
+      message: /^The variables nest deeper than 64 levels \(MAX_INPUT_DEPTH\)/,
+    },
+    {
+      name: 'variables 100,000 wide (an array)',
+      variables: `{"eventIds": [5001], "eventId": 5001, "v": ${wideArray(100_000)}}`,
+      refusal: NODES,
+      message: /^The variables hold more than 50000 values \(MAX_INPUT_NODES\)/,
+    },
+    {
+      name: 'variables 100,000 wide (an object)',
+      variables: `{"eventIds": [5001], "eventId": 5001, "v": ${wideObject(100_000)}}`,
+      refusal: NODES,
+      message: /^The variables hold more than 50000 values/,
+    },
+    {
+      name: 'extensions 4096 deep',
+      variables: '{"eventIds": [5001], "eventId": 5001}',
+      extensions: `{"x": ${deep(4096)}}`,
+      refusal: DEPTH,
+      message: /^The extensions nest deeper than 64 levels \(MAX_INPUT_DEPTH\)/,
+    },
+    {
+      name: 'extensions 100,000 wide',
+      variables: '{"eventIds": [5001], "eventId": 5001}',
+      extensions: `{"x": ${wideArray(100_000)}}`,
+      refusal: NODES,
+      message: /^The extensions hold more than 50000 values \(MAX_INPUT_NODES\)/,
+    },
+  ];
+  const body = (query: string, c: (typeof CASES)[number]) =>
+    `{"query": ${JSON.stringify(query)}, "variables": ${c.variables}${c.extensions ? `, "extensions": ${c.extensions}` : ''}}`;
+  const post = (text: string, accept = 'application/json') =>
+    roomy.gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept },
+      body: text,
+    });
+
+  it.each(CASES)('HTTP POST: $name', async (c) => {
+    roomy.clearLog();
+    const res = await post(body(QUERY, c));
+    expect(res.status).toBe(400);
+    const answer = (await res.json()) as { errors: { message: string; extensions: object }[] };
+    expect(answer.errors).toEqual([{ message: expect.stringMatching(c.message), extensions: c.refusal }]);
+    expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
+  });
+
+  it.each(CASES)('HTTP GET (variables and extensions in the query string): $name', async (c) => {
+    roomy.clearLog();
+    const search = new URLSearchParams({
+      query: QUERY,
+      variables: c.variables,
+      ...(c.extensions ? { extensions: c.extensions } : {}),
+    });
+    // Through yoga.fetch: over a socket, Node answers a URL past its 16 KiB header bound with 431 first.
+    const res = await roomy.gateway.yoga.fetch(`http://yoga/graphql?${search}`, {
+      headers: { accept: 'application/json', 'graphql-preflight': '1' },
+    });
+    expect(res.status).toBe(400);
+    const answer = (await res.json()) as { errors: { message: string; extensions: object }[] };
+    expect(answer.errors).toEqual([{ message: expect.stringMatching(c.message), extensions: c.refusal }]);
+    expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
+  });
+
+  it.each(CASES)('SSE: $name', async (c) => {
+    roomy.clearLog();
+    const res = await post(body(SUBSCRIPTION, c), 'text/event-stream');
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    const data = /^data: (.*)$/m.exec(text)?.[1];
+    const answer = JSON.parse(data ?? text) as { errors: { message: string; extensions: object }[] };
+    expect(answer.errors).toEqual([{ message: expect.stringMatching(c.message), extensions: c.refusal }]);
+    expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
+  });
+
+  it('graphql-ws: an `error` for that operation only, for every case; the socket serves the next one', async () => {
+    const server = await listen(roomy);
+    const client = wsClient(server.wsUrl);
+    try {
+      for (const c of CASES) {
+        roomy.clearLog();
+        for (const query of [QUERY, SUBSCRIPTION]) {
+          const payload = {
+            query,
+            variables: JSON.parse(c.variables) as Record<string, unknown>,
+            ...(c.extensions ? { extensions: JSON.parse(c.extensions) as Record<string, unknown> } : {}),
+          };
+          const errors = await new Promise<unknown>((resolve, reject) => {
+            client.subscribe(payload, {
+              next: () => reject(new Error(`${c.name}: a result was sent`)),
+              error: resolve,
+              complete: () => reject(new Error(`${c.name}: completed without an error`)),
+            });
+          });
+          expect(errors, c.name).toEqual([{ message: expect.stringMatching(c.message), extensions: c.refusal }]);
+        }
+        expect(roomy.calls({ withAuthenticate: true }), c.name).toEqual([]);
+      }
+      const fine = await new Promise<unknown>((resolve, reject) =>
+        client.subscribe({ query: '{ __typename }' }, { next: resolve, error: reject, complete: () => {} }),
+      );
+      expect(fine).toEqual({ data: { __typename: 'Query' } });
+    } finally {
+      await client.dispose();
+      await server.close();
+    }
+  });
+
+  it('graphql-ws: a connection_init payload past a bound closes the socket with 4400 naming the limit', async () => {
+    const server = await listen(roomy);
+    try {
+      for (const [payload, reason] of [
+        [`{"x": ${deep(4096)}}`, 'connection_init payload nests deeper than 64 levels (MAX_INPUT_DEPTH)'],
+        [`{"x": ${wideArray(100_000)}}`, 'connection_init payload holds more than 50000 values (MAX_INPUT_NODES)'],
+      ] as const) {
+        const upgrade = await openSocket(server.wsUrl);
+        if (!('socket' in upgrade)) throw new Error(`upgrade refused: ${upgrade.status}`);
+        const end = closed(upgrade.socket);
+        upgrade.socket.send(`{"type": "connection_init", "payload": ${payload}}`);
+        expect(await end).toEqual({ code: 4400, reason });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a body past a bound elsewhere: another parameter, a batch, a body that is one deep array', async () => {
+    roomy.clearLog();
+    for (const [text, message] of [
+      [`{"query": "{ __typename }", "other": ${deep(4096)}}`, /^The request body nests deeper than 64 levels/],
+      [`[{"query": "{ __typename }", "variables": {"v": ${deep(4096)}}}]`, /^The variables nest deeper than 64/],
+      [
+        `[${new Array(100_000).fill('{"query": "{ __typename }"}').join(',')}]`,
+        /^The request body holds more than 50000/,
+      ],
+      [deep(4096), /^The request body nests deeper than 64 levels/],
+    ] as const) {
+      const res = await post(text);
+      expect(res.status, text.slice(0, 40)).toBe(400);
+      const answer = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(answer.errors[0]?.message).toMatch(message);
+      expect(answer.errors[0]?.extensions.code).toBe('BAD_REQUEST');
+    }
+    expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
+  });
+
+  it('regressions: a JSON variable 4096 deep, and `{ __typename }` with an unused variable 5000 deep, are 400s naming the limit', async () => {
+    roomy.clearLog();
+    for (const text of [
+      `{"query": "query ($v: JSON) { __typename }", "variables": {"v": ${deep(4096)}}}`,
+      `{"query": "{ __typename }", "variables": {"unused": ${deep(5000)}}}`,
+    ]) {
+      const res = await post(text);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        errors: [
+          {
+            message: expect.stringContaining('variables nest deeper than 64 levels (MAX_INPUT_DEPTH)'),
+            extensions: DEPTH,
+          },
+        ],
+      });
+    }
+    expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
+  });
+
+  it('passes what the schema takes at its largest: a year of actualized nights', async () => {
+    const nights = Array.from({ length: 366 }, (_, i) => ({
+      date: new Date(Date.UTC(2028, 0, 1 + i)).toISOString().slice(0, 10),
+      rooms: 1,
+    }));
+    const answer = await roomy.exec(
+      'mutation ($input: RecordActualizedPickupInput!) { recordActualizedPickup(input: $input) { stored } }',
+      { input: { eventId: 5001, hotelId: 201, nights } },
+    );
+    expect(answer.errors).toBeUndefined();
+    expect(answer).toMatchObject({ status: 200, data: { recordActualizedPickup: { stored: expect.anything() } } });
   });
 });
