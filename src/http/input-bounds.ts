@@ -21,7 +21,21 @@ import { ErrorCode } from '../error-codes.ts';
  */
 export function useInputBounds(bounds: InputBounds): Plugin {
   return {
-    onRequestParse() {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      // A large JSON body is measured as text before it is parsed: parsing 100,000 members alone
+      // takes longer than refusing them should. Only with a Content-Length, which the body limit
+      // (body-limit.ts, before this plugin) has already held to MAX_REQUEST_BYTES.
+      const length = Number(request.headers.get('content-length') ?? 0);
+      if (requestParser && request.method === 'POST' && length > SCAN_TEXT_FROM_BYTES && isJson(request)) {
+        const parse = requestParser;
+        setRequestParser(async (incoming) => {
+          const text = await incoming.text();
+          const problem = jsonTextProblem(text, bounds);
+          if (problem) throw errorOf(problem);
+          const { url, method, headers } = incoming;
+          return parse(new fetchAPI.Request(url, { method, headers, body: text }));
+        });
+      }
       return {
         onRequestParseDone({ requestParserResult }) {
           const error = inputBoundsError(requestParserResult, bounds);
@@ -53,28 +67,34 @@ export function inputBoundsProblem(
   const budget = { nodes: bounds.nodes };
   for (const [part, value] of partsOf(request, what)) {
     const exceeded = measure(value, bounds, budget);
-    // "variables nest", "request body nests".
-    const plural = part === 'variables' || part === 'extensions';
-    if (exceeded === 'depth')
-      return {
+    if (exceeded) return problemOf(exceeded, part, bounds);
+  }
+  return undefined;
+}
+
+function problemOf(exceeded: 'depth' | 'nodes', part: string, bounds: InputBounds): InputBoundsProblem {
+  // "variables nest", "request body nests".
+  const plural = part === 'variables' || part === 'extensions';
+  return exceeded === 'depth'
+    ? {
         summary: `${part} ${plural ? 'nest' : 'nests'} deeper than ${bounds.depth} levels (MAX_INPUT_DEPTH)`,
         advice: 'send flatter input',
         extensions: { limit: 'MAX_INPUT_DEPTH', maxDepth: bounds.depth },
-      };
-    if (exceeded === 'nodes')
-      return {
+      }
+    : {
         summary: `${part} ${plural ? 'hold' : 'holds'} more than ${bounds.nodes} values (MAX_INPUT_NODES)`,
         advice: 'send less input (every member and element counts, over the whole request)',
         extensions: { limit: 'MAX_INPUT_NODES', maxNodes: bounds.nodes },
       };
-  }
-  return undefined;
 }
 
 /** The refusal of `request` as a GraphQL error (400 BAD_REQUEST over HTTP), else undefined. */
 export function inputBoundsError(request: unknown, bounds: InputBounds): GraphQLError | undefined {
   const problem = inputBoundsProblem(request, bounds);
-  if (!problem) return undefined;
+  return problem && errorOf(problem);
+}
+
+function errorOf(problem: InputBoundsProblem): GraphQLError {
   // Yoga answers with `http.status` and leaves it out of the body; graphql-ws drops it (websocket.ts).
   return new GraphQLError(`The ${problem.summary}, a setting of the gateway: ${problem.advice}. Nothing was run.`, {
     extensions: { code: ErrorCode.BAD_REQUEST, ...problem.extensions, http: { status: 400 } },
@@ -135,3 +155,62 @@ function measure(value: unknown, bounds: InputBounds, budget: { nodes: number })
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Bodies up to this size are parsed first and measured as values: parsing them costs little. */
+const SCAN_TEXT_FROM_BYTES = 16 * 1024;
+
+const isJson = (request: Request) => /\bjson\b/i.test(request.headers.get('content-type') ?? '');
+
+/**
+ * What `text`, a request's JSON (one request's parameters or a batch of them), passes, measured
+ * on the text in one pass without parsing it, as `inputBoundsProblem` measures the parsed value:
+ * the depth below a request's own object and its values, each member and element counted, named
+ * after the member of the request they are in. A string is skipped whole, escapes included.
+ * Text that is no JSON at all is left for the parser to refuse, unless it passes a bound first.
+ */
+export function jsonTextProblem(
+  text: string,
+  bounds: InputBounds,
+  what = 'request body',
+): InputBoundsProblem | undefined {
+  // Per open container: whether it is an object, and whether it holds a value yet.
+  const isObject: boolean[] = [];
+  const holds: boolean[] = [];
+  // The level of a request's own object: 1, or 2 in a batch (an array of them).
+  let requestLevel = 1;
+  let nodes = 0;
+  let expectingKey = false;
+  let part = what;
+  const fail = (exceeded: 'depth' | 'nodes') => problemOf(exceeded, part, bounds);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = holds.length - 1;
+    if (c === 0x22 /* " */) {
+      const start = i + 1;
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      if (expectingKey) {
+        if (holds.length === requestLevel && isObject[top]) {
+          const key = text.slice(start, i);
+          part = key === 'variables' || key === 'extensions' ? key : what;
+        }
+        expectingKey = false;
+      } else if (top >= 0) holds[top] = true;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (top >= 0) holds[top] = true;
+      if (holds.length === 0 && c === 0x5b) requestLevel = 2;
+      isObject.push(c === 0x7b);
+      holds.push(false);
+      expectingKey = c === 0x7b;
+      if (holds.length - requestLevel > bounds.depth) return fail('depth');
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      const level = holds.length;
+      if (holds.pop() && level >= requestLevel && ++nodes > bounds.nodes) return fail('nodes');
+      isObject.pop();
+      expectingKey = false;
+    } else if (c === 0x2c /* , */) {
+      if (holds.length >= requestLevel && ++nodes > bounds.nodes) return fail('nodes');
+      expectingKey = isObject[top] === true;
+    } else if (c > 0x20 && c !== 0x3a /* : */ && top >= 0) holds[top] = true;
+  }
+  return undefined;
+}

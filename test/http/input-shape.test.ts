@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/environment.ts';
-import { inputBoundsProblem } from '../../src/http/input-bounds.ts';
+import { inputBoundsProblem, jsonTextProblem } from '../../src/http/input-bounds.ts';
 
 /** The measure of MAX_INPUT_DEPTH and MAX_INPUT_NODES itself (the doors: test/http/input-bounds.test.ts). */
 const BOUNDS = { depth: 64, nodes: 50_000 };
@@ -76,6 +77,47 @@ describe('the measure of a request’s JSON', () => {
       { representations },
     ])
       expect(inputBoundsProblem({ query: '…', variables }, BOUNDS)).toBeUndefined();
+  });
+});
+
+describe('the same measure on a large body’s text, before it is parsed', () => {
+  const request = fc.record(
+    { query: fc.string(), variables: fc.jsonValue(), extensions: fc.jsonValue(), other: fc.jsonValue() },
+    { requiredKeys: [] },
+  );
+  const unbounded = Number.MAX_SAFE_INTEGER;
+
+  it('refuses exactly what the measure of the parsed value refuses, naming the same part and bound', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(request, fc.array(request, { maxLength: 4 })),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 80 }),
+        (body, depth, nodes) => {
+          const text = JSON.stringify(body);
+          // Each bound alone: the text and the value agree on it and on the part they name.
+          for (const bounds of [
+            { depth, nodes: unbounded },
+            { depth: unbounded, nodes },
+          ])
+            expect(jsonTextProblem(text, bounds)).toEqual(inputBoundsProblem(body, bounds));
+          // Both: refused by both or by neither.
+          expect(jsonTextProblem(text, { depth, nodes }) === undefined).toBe(
+            inputBoundsProblem(body, { depth, nodes }) === undefined,
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('skips strings whole: brackets, commas and escaped quotes inside them count nothing', () => {
+    const body = { query: '{ a, b [ { "x" } ] }', variables: { v: 'a\\"[[[[,,,,' } };
+    // query, variables and v: three values, one level.
+    expect(jsonTextProblem(JSON.stringify(body), { depth: 1, nodes: 3 })).toBeUndefined();
+    expect(jsonTextProblem(JSON.stringify(body), { depth: 1, nodes: 2 })?.summary).toBe(
+      'variables hold more than 2 values (MAX_INPUT_NODES)',
+    );
   });
 });
 
