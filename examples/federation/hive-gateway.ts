@@ -28,7 +28,11 @@ export async function startHiveGateway(
     port?: number;
     log?: (line: string) => void;
     /** The reservations subgraph's subscriptions through router callbacks to this gateway (gateway.config.ts). */
-    callbacks?: { heartbeatMs: number };
+    callbacks?: {
+      heartbeatMs: number;
+      /** The callback address the subgraph is given (default: this gateway's own /callback); its path is the one served. */
+      publicUrl?: string;
+    };
   } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
@@ -55,7 +59,7 @@ export async function startHiveGateway(
         NODE_ENV: 'production',
         ...(options.callbacks
           ? {
-              RESERVATIONS_CALLBACK_PUBLIC_URL: `http://127.0.0.1:${port}/callback`,
+              RESERVATIONS_CALLBACK_PUBLIC_URL: options.callbacks.publicUrl ?? `http://127.0.0.1:${port}/callback`,
               RESERVATIONS_CALLBACK_HEARTBEAT_MS: String(options.callbacks.heartbeatMs),
             }
           : {}),
