@@ -19,6 +19,7 @@ import { MemoryCallbackStore, RedisCallbackStore } from './deliveries/callback-s
 import { CallbackDeliveries } from './deliveries/callbacks.ts';
 import { OutboundClient } from './deliveries/outbound.ts';
 import { type CallbackAdoption, useSubscriptionCallbacks } from './deliveries/plugin.ts';
+import { resumeFrom } from './deliveries/resume.ts';
 import { useRequestBodyLimit } from './http/body-limit.ts';
 import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
 import { useGraphiql } from './http/graphiql.ts';
@@ -306,7 +307,7 @@ export function createGateway(
       useNothingElse(),
     ],
   });
-  // A recorded subscription is opened again as its router first asked, through the same envelope.
+  // A recorded subscription is opened again as its router first asked (from its cursor), through the same envelope.
   callbacks.adoptOrphans(async (record) => {
     const init = {
       method: 'POST',
@@ -315,7 +316,8 @@ export function createGateway(
         'content-type': 'application/json',
         accept: 'application/json;callbackSpec=1.0',
       },
-      body: JSON.stringify(record.request.params),
+      // From where the router's deliveries stood: what changed while no replica held it comes now.
+      body: JSON.stringify(resumeFrom(record.request.params, record.cursor)),
     };
     const adoption: CallbackAdoption = { callbackAdoption: record };
     const response = await yoga.fetch(record.request.url, init, { ...adoption });

@@ -29,7 +29,11 @@ export async function startHiveGateway(
     port?: number;
     log?: (line: string) => void;
     /** The reservations subgraph's subscriptions through router callbacks to this gateway (gateway.config.ts). */
-    callbacks?: { heartbeatMs: number };
+    callbacks?: {
+      heartbeatMs: number;
+      /** The callback address the subgraph is given (default: this gateway's own /callback); its path is the one served. */
+      publicUrl?: string;
+    };
     /** Hive Gateway's demand control on, refusing operations estimated above this cost. */
     demandControlMaxCost?: number;
     /** Signs the requests to our subgraph with this secret (our ROUTER_HMAC_SECRET). */
@@ -60,7 +64,7 @@ export async function startHiveGateway(
         NODE_ENV: 'production',
         ...(options.callbacks
           ? {
-              RESERVATIONS_CALLBACK_PUBLIC_URL: `http://127.0.0.1:${port}/callback`,
+              RESERVATIONS_CALLBACK_PUBLIC_URL: options.callbacks.publicUrl ?? `http://127.0.0.1:${port}/callback`,
               RESERVATIONS_CALLBACK_HEARTBEAT_MS: String(options.callbacks.heartbeatMs),
             }
           : {}),

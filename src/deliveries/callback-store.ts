@@ -16,11 +16,18 @@ export interface CallbackRecord {
   target: CallbackTarget;
   /** The request that opened it: its address, the client's credential headers, its GraphQL parameters. */
   request: { url: string; headers: Record<string, string>; params: Record<string, unknown> };
+  /**
+   * Where the stream stands (ISO instant): its start, then the `modifiedAt` of the latest change the
+   * router accepted. Another replica resumes from it (`since`), so nothing after it is lost.
+   */
+  cursor?: string;
 }
 
 export interface CallbackStore {
   /** Records `record` as this replica's; false when another replica holds it. `lost` is called if it is taken away. */
   hold(record: CallbackRecord, lost: () => void): Promise<boolean>;
+  /** Records a held subscription's new cursor; nothing once it is no longer held here. */
+  advance(record: CallbackRecord): Promise<void>;
   /** Forgets a subscription that ended. */
   drop(key: string): Promise<void>;
   /** Lets a subscription go without forgetting it (this replica stops; another may run it). */
@@ -38,6 +45,7 @@ export class MemoryCallbackStore implements CallbackStore {
   async hold(): Promise<boolean> {
     return true;
   }
+  async advance(): Promise<void> {}
   async drop(): Promise<void> {}
   async letGo(): Promise<void> {}
   watch(): void {}
@@ -86,6 +94,12 @@ export class RedisCallbackStore implements CallbackStore {
     timer.unref();
     this.held.set(record.key, { lease, timer });
     return true;
+  }
+
+  async advance(record: CallbackRecord): Promise<void> {
+    // Dropped or lost: written now, it would bring back a record that ended, or undo the adopter's.
+    if (!this.held.has(record.key)) return;
+    await this.redis.commands.hset(this.records, record.key, JSON.stringify(record));
   }
 
   private forget(key: string) {

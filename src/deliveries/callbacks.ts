@@ -10,6 +10,7 @@ import {
 } from './callback-protocol.ts';
 import type { CallbackRecord, CallbackStore } from './callback-store.ts';
 import type { OutboundClient } from './outbound.ts';
+import type { ChangeCursor } from './resume.ts';
 
 /**
  * The running callback subscriptions of this replica: each result of a subscription's stream is
@@ -24,6 +25,12 @@ type Outcome = 'ok' | 'gone' | 'failed';
 
 /** Tries of a callback before the router is deemed gone, and the pause before each retry. */
 const RETRY_PAUSES_MS = [250, 1_000];
+
+/**
+ * A subscription's cursor is written to its record at most this often: a burst of changes costs
+ * one write, and a replica that dies leaves a cursor at most this old (the adopter replays from it).
+ */
+const CURSOR_WRITE_MS = 1_000;
 
 export interface CallbackLogger {
   info(details: object, message: string): void;
@@ -82,8 +89,11 @@ export class CallbackDeliveries {
     }
   }
 
-  /** Delivers `results` to the router of `record` until one of them ends it. */
-  async start(record: CallbackRecord, results: AsyncIterable<ExecutionResult>): Promise<void> {
+  /**
+   * Delivers `results` to the router of `record` until one of them ends it; `cursor` follows the
+   * stream (told by its resolvers), and the record keeps where the router's deliveries stand.
+   */
+  async start(record: CallbackRecord, results: AsyncIterable<ExecutionResult>, cursor?: ChangeCursor): Promise<void> {
     const iterator = results[Symbol.asyncIterator]();
     if (this.closed) {
       void iterator.return?.();
@@ -91,8 +101,12 @@ export class CallbackDeliveries {
     }
     // A router that asks again for a subscription it already has: the new one replaces it.
     this.running.get(record.key)?.stop('replaced');
-    const running = new RunningCallback(record, iterator, {
+    // The stream's start (its `since`, or now): an adopter that finds no later cursor resumes from there.
+    const position = cursor?.position;
+    if (position !== undefined) record = { ...record, cursor: position };
+    const running = new RunningCallback(record, iterator, cursor, {
       send: (message, tries) => this.send(record.target, message, tries),
+      advance: (at) => this.store.advance({ ...record, cursor: at }).catch(() => undefined),
       ended: (how) => {
         if (this.running.get(record.key) !== running) return;
         this.running.delete(record.key);
@@ -142,16 +156,25 @@ class RunningCallback {
   private over = false;
   /** Messages go out one at a time, in order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The cursor as recorded, the one delivered since and not yet recorded, and when it was last written. */
+  private recorded: string | undefined;
+  private delivered?: string;
+  private writing?: NodeJS.Timeout;
+  private lastWrite = 0;
 
   constructor(
     private readonly record: CallbackRecord,
     private readonly iterator: AsyncIterator<ExecutionResult>,
+    private readonly cursor: ChangeCursor | undefined,
     private readonly deps: {
       send(message: CallbackMessage, tries: number): Promise<Outcome>;
+      advance(cursor: string): Promise<unknown>;
       ended(how: Ending): void;
       logger?: CallbackLogger | undefined;
     },
-  ) {}
+  ) {
+    this.recorded = record.cursor;
+  }
 
   run(): void {
     this.beat();
@@ -180,7 +203,10 @@ class RunningCallback {
         const result = next.value;
         // A stream's failure (an unknown event, a feed that failed, an expired credential) is its last result.
         if (result.errors?.length && result.data == null) return await this.complete(result.errors);
-        await this.deliver(nextMessage(this.record.target, result));
+        // Read now: the next result moves it.
+        const position = this.cursor?.position;
+        if ((await this.deliver(nextMessage(this.record.target, result))) && position !== undefined)
+          this.advance(position);
       }
     } catch (error) {
       if (!this.over) await this.complete([{ message: 'The subscription failed.' }]);
@@ -194,17 +220,45 @@ class RunningCallback {
     this.stop('ended');
   }
 
-  /** Sends in order; a router gone (404, or unreachable after the retries) stops the subscription. */
-  private deliver(message: CallbackMessage, last?: 'complete'): Promise<unknown> {
+  /**
+   * The router accepted everything up to `position`: recorded at once when the last write is a
+   * second old, else once it is (the latest position then), so a burst costs one write.
+   */
+  private advance(position: string) {
+    this.delivered = position === this.recorded ? undefined : position;
+    if (this.delivered === undefined || this.writing) return;
+    this.writing = setTimeout(
+      () => {
+        this.writing = undefined;
+        void this.writeCursor();
+      },
+      Math.max(0, this.lastWrite + CURSOR_WRITE_MS - Date.now()),
+    );
+    this.writing.unref();
+  }
+
+  private async writeCursor() {
+    const position = this.delivered;
+    if (position === undefined || this.over) return;
+    this.delivered = undefined;
+    this.recorded = position;
+    this.lastWrite = Date.now();
+    await this.deps.advance(position);
+  }
+
+  /** Sends in order (true when the router accepted it); a router gone (404, or unreachable after the retries) stops the subscription. */
+  private deliver(message: CallbackMessage, last?: 'complete'): Promise<boolean> {
     const sent = this.queue.then(async () => {
-      if (this.over && !last) return;
+      if (this.over && !last) return false;
       const outcome = await this.deps.send(message, RETRY_PAUSES_MS.length + 1);
-      if (outcome === 'ok' || last) return;
+      if (outcome === 'ok') return true;
+      if (last) return false;
       this.deps.logger?.info(
         { subscription: this.record.target.subscriptionId, outcome },
         outcome === 'gone' ? 'the router forgot the callback subscription' : 'the router could not be reached',
       );
       this.stop('ended');
+      return false;
     });
     this.queue = sent;
     return sent;
@@ -217,6 +271,9 @@ class RunningCallback {
       clearTimeout(this.heartbeat);
       await this.deliver(completeMessage(this.record.target), 'complete');
     }
+    clearTimeout(this.writing);
+    // Let go for another replica (this one stops): it resumes from what the router has, not from a second ago.
+    if (how === 'let go') await this.writeCursor();
     this.over = true;
     clearTimeout(this.heartbeat);
     this.deps.ended(how === 'closing' ? 'ended' : how);

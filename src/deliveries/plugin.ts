@@ -4,6 +4,7 @@ import { ErrorCode } from '../error-codes.ts';
 import { asksForCallbacks, readTarget } from './callback-protocol.ts';
 import type { CallbackRecord } from './callback-store.ts';
 import { type CallbackDeliveries, keyOf } from './callbacks.ts';
+import { ChangeCursor } from './resume.ts';
 
 /**
  * Subscriptions through router callbacks (README, "Live reservation changes"): a subscription POSTed
@@ -28,6 +29,7 @@ const refusal = (message: string) =>
 
 export function useSubscriptionCallbacks(deliveries: CallbackDeliveries, options: { enabled: boolean }): Plugin {
   const opening = new WeakMap<Request, CallbackRecord>();
+  const cursors = new WeakMap<Request, ChangeCursor>();
   return {
     onParams({ params, request, setResult, context }) {
       const adoption = (context as CallbackAdoption).callbackAdoption;
@@ -72,7 +74,13 @@ export function useSubscriptionCallbacks(deliveries: CallbackDeliveries, options
       const record = request && opening.get(request);
       if (!record) return;
       const status = await deliveries.check(record.target);
-      if (status === 204) return;
+      if (status === 204) {
+        // The stream's resolvers tell it where they stand: its record keeps it for a resume elsewhere.
+        const cursor = new ChangeCursor();
+        cursors.set(request, cursor);
+        (args.contextValue as { changeCursor?: ChangeCursor }).changeCursor = cursor;
+        return;
+      }
       opening.delete(request);
       const answered = status === 0 ? 'could not be reached' : `answered ${status}`;
       setResultAndStopExecution({
@@ -87,7 +95,7 @@ export function useSubscriptionCallbacks(deliveries: CallbackDeliveries, options
       opening.delete(request);
       // Refused by a rule (or a query sent with callbacks): the router gets the answer itself.
       if (!isAsyncIterable(result)) return;
-      void deliveries.start(record, result as AsyncIterable<ExecutionResult>);
+      void deliveries.start(record, result as AsyncIterable<ExecutionResult>, cursors.get(request));
       setResult({ data: null });
     },
   };

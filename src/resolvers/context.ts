@@ -19,6 +19,12 @@ export interface GatewayContext {
   log?: ResolverLog;
   /** The change feeds `reservationChanged` subscribes to (one poller per licensee and event). */
   changeFeeds?: FeedRegistry;
+  /**
+   * Told where a `reservationChanged` stream stands: its start (`since`, else now on the service's
+   * clock), then the `modifiedAt` of each change it resolves. Set for callback subscriptions only,
+   * whose record keeps the position so that another replica can resume the stream from it.
+   */
+  changeCursor?: { at(instant: string): void };
 }
 
 export interface ResolverLog {

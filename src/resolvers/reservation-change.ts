@@ -45,6 +45,7 @@ export function subscribeReservationChanges(
   if (!(args.eventId > 0))
     throw new BadInputError(`eventId: must be a positive event id; got ${args.eventId}`, 'eventId');
   const matches = filterOf(args.filter);
+  ctx.changeCursor?.at(args.since ?? new Date(ctx.upstream.serviceNow()).toISOString());
 
   // Live changes that arrive while the replay is read wait, so that the replay comes first.
   let held: ReservationChange[] | undefined = args.since ? [] : undefined;

@@ -79,8 +79,9 @@ builder.subscriptionField('reservationChanged', (t) =>
     ...costs(changeFeed),
     subscribe: (_root, args, ctx) => subscribeReservationChanges(ctx, args),
     // A failure (unknown event, `since` in the future) is the stream's last event: a GraphQL error.
-    resolve: (event) => {
+    resolve: (event, _args, ctx) => {
       if ('failure' in event) throw event.failure;
+      if (event.modifiedAt) ctx.changeCursor?.at(event.modifiedAt);
       return event;
     },
   }),

@@ -3,12 +3,14 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { CALLBACK_ACCEPT, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
-import { book, RESERVATION_CHANGED, until } from '../helpers/subscriptions.ts';
+import { advanceClock, book, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
 
 /*
  * Callback subscriptions on Redis: recorded there, held by one replica at a time under a lease. When
  * the replica that holds one dies, another adopts it (a fresh check to the router, then the stream
- * runs again through its own execution), so a later booking still reaches the router.
+ * runs again through its own execution), so a later booking still reaches the router. The record
+ * keeps the cursor of what the router received, and the adopter resumes from it: a booking made
+ * while no replica held the subscription reaches the router too.
  */
 
 const serverPath = redisServerOrSkip();
@@ -22,7 +24,11 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
     router = await startTestRouter();
-    replicas = await Promise.all(
+    replicas = await startPair('callbacks-test:');
+  }, 60_000);
+
+  const startPair = (prefix: string) =>
+    Promise.all(
       [1, 2].map((n) =>
         startReplica({
           UPSTREAM_BASE_URL: emulator.url,
@@ -30,13 +36,12 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
           UPSTREAM_SYSTEM_IDENTIFIER: '1001',
           UPSTREAM_USER_AGENT: `replica-${n}`,
           REDIS_URL: redis.url,
-          REDIS_PREFIX: 'callbacks-test:',
+          REDIS_PREFIX: prefix,
           CHANGES_POLL_INTERVAL_MS: '500',
           SUBSCRIPTION_CALLBACK_URLS: router.prefix,
         }),
       ),
     );
-  }, 60_000);
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.stop()));
     await router?.close();
@@ -75,5 +80,60 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
         ),
     );
     expect(router.of('kept', 'complete')).toEqual([]);
+  }, 60_000);
+
+  it('a booking made while no replica holds the subscription reaches the router once another adopts it', async () => {
+    const pair = await startPair('callbacks-resume:');
+    replicas.push(...pair);
+    const [holder, adopter] = pair as [Replica, Replica];
+    const numberIn = (message: { payload?: { data?: Record<string, unknown> | null } }) =>
+      (message.payload?.data?.reservationChanged as { reservation?: { reservationNumber?: number } } | undefined)
+        ?.reservation?.reservationNumber;
+    // The event's feed polls on the adopter (its own subscriber came first) and goes on through the
+    // take-over: a booking it tells before the adoption is not told again to the adopted subscription.
+    const watcher = await subscribeSse(fetch, adopter.url, { eventId: 5001 });
+    const warmUp = await book(emulator, { eventId: 5001 });
+    await until(() => watcher.received.some((result) => numberIn({ payload: result }) === warmUp.reservationNumber));
+    // As a router sends it: no `since` in the document (the adopter writes one in), `modifiedAt` under an alias.
+    const query =
+      'subscription { reservationChanged(eventId: 5001) { at: modifiedAt reservation { reservationNumber } } }';
+    const res = await fetch(holder.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: CALLBACK_ACCEPT },
+      body: JSON.stringify(router.subscription('resumed', query, {}, 0)),
+    });
+    expect(await res.json()).toEqual({ data: null });
+    const recorded = async () => {
+      const text = await redis.client().hget('callbacks-resume:callbacks', Object.keys(await records())[0]!);
+      return JSON.parse(text!) as { cursor?: string };
+    };
+    const records = () => redis.client().hgetall('callbacks-resume:callbacks');
+    // The record starts at the subscription's start; the service's clock then moves past it.
+    const started = (await recorded()).cursor;
+    expect(Date.parse(started!)).not.toBeNaN();
+    await advanceClock(emulator, 5 * 60_000);
+    const delivered = await book(emulator, { eventId: 5001 });
+    await until(() =>
+      router.of('resumed', 'next').some((message) => numberIn(message) === delivered.reservationNumber),
+    );
+    const at = (
+      router.of('resumed', 'next').find((m) => numberIn(m) === delivered.reservationNumber)?.payload?.data
+        ?.reservationChanged as { at: string }
+    ).at;
+    expect(Date.parse(at)).toBeGreaterThan(Date.parse(started!));
+    // The cursor follows what the router received (written within a second, not per message).
+    for (let cursor = (await recorded()).cursor; cursor !== at; cursor = (await recorded()).cursor)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+    await holder.kill();
+    // Nobody holds it now: the lease has not lapsed, so the adopter has not taken it yet.
+    const missed = await book(emulator, { eventId: 5001 });
+    expect(adopter.output()).not.toContain('callback subscription adopted');
+    expect(router.of('resumed', 'check')).toHaveLength(1);
+
+    await until(() => adopter.output().includes('callback subscription adopted'));
+    await until(() => router.of('resumed', 'next').some((message) => numberIn(message) === missed.reservationNumber));
+    expect(router.of('resumed', 'complete')).toEqual([]);
+    watcher.close();
   }, 60_000);
 });
