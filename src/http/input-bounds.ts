@@ -156,8 +156,8 @@ function measure(value: unknown, bounds: InputBounds, budget: { nodes: number })
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** Bodies up to this size are parsed first and measured as values: parsing them costs little. */
-const SCAN_TEXT_FROM_BYTES = 16 * 1024;
+/** Bodies and messages up to this size are parsed first and measured as values: parsing them costs little. */
+export const SCAN_TEXT_FROM_BYTES = 16 * 1024;
 
 const isJson = (request: Request) => /\bjson\b/i.test(request.headers.get('content-type') ?? '');
 
@@ -172,12 +172,13 @@ export function jsonTextProblem(
   text: string,
   bounds: InputBounds,
   what = 'request body',
+  /** Where the request's own object is: 1 (a body: 2 in a batch, an array of them), 2 (a message's payload). */
+  at?: 2,
 ): InputBoundsProblem | undefined {
   // Per open container: whether it is an object, and whether it holds a value yet.
   const isObject: boolean[] = [];
   const holds: boolean[] = [];
-  // The level of a request's own object: 1, or 2 in a batch (an array of them).
-  let requestLevel = 1;
+  let requestLevel = at ?? 1;
   let nodes = 0;
   let expectingKey = false;
   let part = what;
@@ -197,7 +198,7 @@ export function jsonTextProblem(
       } else if (top >= 0) holds[top] = true;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (top >= 0) holds[top] = true;
-      if (holds.length === 0 && c === 0x5b) requestLevel = 2;
+      if (holds.length === 0 && c === 0x5b && at === undefined) requestLevel = 2;
       isObject.push(c === 0x7b);
       holds.push(false);
       expectingKey = c === 0x7b;

@@ -4,7 +4,7 @@ import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, isAsyncIterable } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { atTime, expiredError } from '../auth/credential-expiry.ts';
 import type { RequestPrincipals } from '../auth/plugin.ts';
 import { hasExpired, type Principal } from '../auth/principal.ts';
@@ -25,7 +25,7 @@ import { type PersistedQueryStore, persistedQueryOf } from '../operations/automa
 import { maskError } from '../operations/mask-error.ts';
 import { trustedDocumentOf } from '../operations/trusted-documents.ts';
 import { hostNameOf, isAllowedHost } from './hosts.ts';
-import { inputBoundsError, inputBoundsProblem } from './input-bounds.ts';
+import { inputBoundsError, inputBoundsProblem, jsonTextProblem, SCAN_TEXT_FROM_BYTES } from './input-bounds.ts';
 
 export interface WebSocketTransport {
   close(): Promise<void>;
@@ -118,6 +118,8 @@ export function serveWebSockets(
     operation.record.errorCodes = codes ?? operation.record.errorCodes ?? [];
     logOperation(options.auditLogger, options.records, operation.record, operation.principal, null);
   };
+  // graphql-ws parses a message whole before any hook sees it: a large one is measured as text first.
+  sockets.on('connection', (socket) => measureMessages(socket, options.inputBounds));
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
@@ -325,4 +327,30 @@ function allowedOrigin(
   } catch {
     return false;
   }
+}
+
+/**
+ * A message over SCAN_TEXT_FROM_BYTES whose payload passes MAX_INPUT_DEPTH or MAX_INPUT_NODES closes
+ * the socket with 4400 naming the bound, as a `connection_init` past them does, before graphql-ws
+ * parses it (parsing 100,000 members alone takes longer than refusing them should). Smaller messages
+ * are measured once parsed, and refused with an `error` for their operation (`prepare`). Registered
+ * before graphql-ws's own `connection` listener, this wraps the `message` listener it then adds.
+ */
+function measureMessages(socket: WebSocket, bounds: InputBounds): void {
+  const on = socket.on.bind(socket) as (event: string, listener: (...args: unknown[]) => void) => WebSocket;
+  socket.on = ((event: string, listener: (...args: unknown[]) => void) => {
+    if (event !== 'message') return on(event, listener);
+    return on('message', (data, isBinary) => {
+      const raw = data as RawData;
+      const bytes = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+      if (bytes.length > SCAN_TEXT_FROM_BYTES) {
+        const text = bytes.toString();
+        // Named as the parsed payload would be (onConnect, prepare).
+        const what = /"type"\s*:\s*"connection_init"/.test(text) ? 'connection_init payload' : 'request body';
+        const problem = jsonTextProblem(text, bounds, what, 2);
+        if (problem) return socket.close(CloseCode.BadRequest, problem.summary);
+      }
+      listener(data, isBinary);
+    });
+  }) as WebSocket['on'];
 }

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { DocumentNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCAN_TEXT_FROM_BYTES } from '../../src/http/input-bounds.ts';
 import { boundedParseCaches } from '../../src/operations/query-limits.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -313,11 +314,14 @@ describe('MAX_INPUT_DEPTH and MAX_INPUT_NODES: deep or wide JSON is refused once
     expect(roomy.calls({ withAuthenticate: true })).toEqual([]);
   });
 
-  it('graphql-ws: an `error` for that operation only, for every case; the socket serves the next one', async () => {
+  // A message over 16 KiB is measured as text before graphql-ws parses it (websocket.ts, measureMessages).
+  const isLarge = (c: (typeof CASES)[number]) => body(QUERY, c).length > SCAN_TEXT_FROM_BYTES;
+
+  it('graphql-ws, a message up to 16 KiB: an `error` for that operation only; the socket serves the next one', async () => {
     const server = await listen(roomy);
     const client = wsClient(server.wsUrl);
     try {
-      for (const c of CASES) {
+      for (const c of CASES.filter((c) => !isLarge(c))) {
         roomy.clearLog();
         for (const query of [QUERY, SUBSCRIPTION]) {
           const payload = {
@@ -342,6 +346,51 @@ describe('MAX_INPUT_DEPTH and MAX_INPUT_NODES: deep or wide JSON is refused once
       expect(fine).toEqual({ data: { __typename: 'Query' } });
     } finally {
       await client.dispose();
+      await server.close();
+    }
+  });
+
+  it('graphql-ws, a larger message: the socket is closed with 4400 naming the limit, before it is parsed', async () => {
+    const server = await listen(roomy);
+    try {
+      const large = CASES.filter(isLarge);
+      expect(large.length).toBeGreaterThan(0);
+      for (const c of large) {
+        roomy.clearLog();
+        const upgrade = await openSocket(server.wsUrl);
+        if (!('socket' in upgrade)) throw new Error(`upgrade refused: ${upgrade.status}`);
+        const end = closed(upgrade.socket);
+        upgrade.socket.send('{"type": "connection_init"}');
+        upgrade.socket.send(`{"id": "1", "type": "subscribe", "payload": ${body(SUBSCRIPTION, c)}}`);
+        const { code, reason } = await end;
+        expect(code, c.name).toBe(4400);
+        expect(`The ${reason}`, c.name).toMatch(c.message);
+        expect(roomy.calls({ withAuthenticate: true }), c.name).toEqual([]);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('over a real port (a Content-Length: a body over 16 KiB is measured as text), POST and SSE answer as above', async () => {
+    const server = await listen(roomy);
+    try {
+      for (const c of CASES)
+        for (const accept of ['application/json', 'text/event-stream']) {
+          roomy.clearLog();
+          const res = await fetch(server.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept },
+            body: body(SUBSCRIPTION, c),
+          });
+          expect(res.status, c.name).toBe(400);
+          const text = await res.text();
+          const data = /^data: (.*)$/m.exec(text)?.[1];
+          const answer = JSON.parse(data ?? text) as { errors: { message: string; extensions: object }[] };
+          expect(answer.errors, c.name).toEqual([{ message: expect.stringMatching(c.message), extensions: c.refusal }]);
+          expect(roomy.calls({ withAuthenticate: true }), c.name).toEqual([]);
+        }
+    } finally {
       await server.close();
     }
   });
