@@ -34,6 +34,7 @@ import { useLargeResultBulkhead } from './operations/bulkhead.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
+import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
@@ -146,19 +147,21 @@ export function createGateway(
       echoes.delete(id);
     }
   };
-  const responseCache = config.responseCache.enabled
-    ? useGatewayResponseCache({
-        ttls: config.responseCache.ttls,
-        ...(invalidations ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) } : {}),
-      })
-    : undefined;
+  // With RESPONSE_CACHE=off nothing is kept, but each answer is measured as if it were (Cache-Control).
+  const responseCache = useGatewayResponseCache({
+    ttls: config.responseCache.ttls,
+    keep: config.responseCache.enabled,
+    ...(invalidations && config.responseCache.enabled
+      ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) }
+      : {}),
+  });
   const unsubscribe =
-    invalidations &&
-    responseCache &&
-    invalidations.subscribe(({ licensee, types, id }) => {
-      responseCache.invalidate(licensee, types);
-      if (id) echoes.get(id)?.();
-    });
+    invalidations && config.responseCache.enabled
+      ? invalidations.subscribe(({ licensee, types, id }) => {
+          responseCache.invalidate(licensee, types);
+          if (id) echoes.get(id)?.();
+        })
+      : undefined;
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const httpDoor: Plugin[] = [
@@ -214,7 +217,9 @@ export function createGateway(
     // document and reads the result's entities), so it must not be replaced after it.
     ...(config.graphqlJit ? useCompiledExecution() : []),
     // After every check above: a cached answer is served only to a request that passed them all.
-    ...(responseCache?.plugins ?? []),
+    ...responseCache.plugins,
+    // Every answer says how long a router or CDN may keep it: as long as the response cache would.
+    useCacheControl(responseCache),
     // Marks each answer (or payload of one) holding data of a kept copy the budget made us serve;
     // the response cache keeps no such answer (it asks the operation's calls, whatever the order).
     useStaleMarks(),
@@ -260,7 +265,7 @@ export function createGateway(
     upstream,
     metrics,
     changeFeeds,
-    clearResponseCache: () => responseCache?.clear(),
+    clearResponseCache: () => responseCache.clear(),
     acceptWebSockets: (server) =>
       serveWebSockets(
         server,
