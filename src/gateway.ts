@@ -29,7 +29,13 @@ import { labelledOperationNames, useMetrics } from './observability/metrics/plug
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
 import { createTracing } from './observability/tracing.ts';
-import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
+import {
+  MemoryPersistedQueryStore,
+  type PersistedQueryParams,
+  persistedQueryOf,
+  useAutomaticPersistedQueries,
+} from './operations/automatic-persisted-queries.ts';
+import { useBatchLimits } from './operations/batching.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { maskError } from './operations/mask-error.ts';
@@ -39,7 +45,7 @@ import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
-import { useTrustedDocuments } from './operations/trusted-documents.ts';
+import { type DocumentParams, trustedDocumentOf, useTrustedDocuments } from './operations/trusted-documents.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import { RedisFanout } from './redis/fanout.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
@@ -199,6 +205,18 @@ export function createGateway(
     useRequestBodyLimit(config.http.maxRequestBytes),
   ];
   const documentChecks: Plugin[] = [
+    // A batch: at most MAX_BATCH_OPERATIONS operations, whose estimates together are held to
+    // QUERY_MAX_UPSTREAM_CALLS, before any of them runs (each then passes every check below alone).
+    useBatchLimits({
+      maxOperations: config.maxBatchOperations,
+      maxUpstreamCalls: config.maxUpstreamCallsPerOperation,
+      maxDocumentBytes: config.queryLimits.bytes,
+      maxTokens: config.queryLimits.tokens,
+      documentOf: (request, params) =>
+        config.trustedDocuments
+          ? trustedDocumentOf(config.trustedDocuments, params as DocumentParams)
+          : persistedQueryOf(persistedQueries, licenseeOfRequest(request), params as PersistedQueryParams),
+    }),
     // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
     useDeferStream(),
     // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
@@ -234,9 +252,11 @@ export function createGateway(
     healthCheckEndpoint: '/health',
     landingPage: false,
     // The request acts for its principal's licensee: its token, budget, cache and calls only.
-    context: ({ request }) => {
+    context: (initial) => {
+      const { request } = initial;
       const principal = principals.of(request);
-      const operation = operations.of(request);
+      // Each operation of a batch counts its own upstream calls (its own audit line).
+      const operation = operations.ofOperation(initial, request);
       const context = createContext(
         principal,
         licensees.get(principal.licenseeId)!.account,
@@ -254,6 +274,8 @@ export function createGateway(
     // useRequestBodyLimit enforces MAX_REQUEST_BYTES instead (its comment says why).
     maxRequestBodySize: false,
     parserAndValidationCache: boundedParseCaches(),
+    // JSON arrays of operations (a router's subgraph batching); useBatchLimits refuses more first, naming the setting.
+    batching: { limit: config.maxBatchOperations },
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins, { localDevelopment: isLoopback(config.host) }),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
