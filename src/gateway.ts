@@ -42,6 +42,7 @@ import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
 import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
+import { useRouterCacheAliases } from './operations/response-cache/router-aliases.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
@@ -234,6 +235,8 @@ export function createGateway(
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
     // document and reads the result's entities), so it must not be replaced after it.
     ...(config.graphqlJit ? useCompiledExecution() : []),
+    // A router's own response-cache aliases, renamed so that ours does not take them for its metadata.
+    useRouterCacheAliases(),
     // After every check above: a cached answer is served only to a request that passed them all.
     ...responseCache.plugins,
     // Every answer says how long a router or CDN may keep it: as long as the response cache would.

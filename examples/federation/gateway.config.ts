@@ -12,6 +12,8 @@ const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'];
  * JWTs with an audience per subgraph than by one key forwarded everywhere.
  */
 export const gatewayConfig = defineConfig({
+  ...routerResponseCache(),
+  ...subscriptionsOverWebSocket(),
   propagateHeaders: {
     fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};
@@ -24,3 +26,47 @@ export const gatewayConfig = defineConfig({
     },
   },
 });
+
+/**
+ * With RESERVATIONS_ROUTER_RESPONSE_CACHE=on (off by default; startHiveGateway's `responseCache`):
+ * Hive Gateway keeps whole answers itself, for as long as our `Cache-Control: max-age` says (it
+ * reads `max-age` and `s-maxage` of each subgraph answer and keeps the answer for the smallest;
+ * `no-store, max-age=0` keeps nothing). It ignores `private`, so its key must hold the client's
+ * credential (`session`): without one, every client would share every answer, across licensees.
+ */
+function routerResponseCache() {
+  if (process.env.RESERVATIONS_ROUTER_RESPONSE_CACHE !== 'on') return {};
+  return {
+    responseCaching: {
+      session: (request: Request) => credentialOf(request),
+    },
+  };
+}
+
+/**
+ * With RESERVATIONS_SUBSCRIPTIONS_WS=on (off by default; startHiveGateway's `subscriptionsOverWebSocket`):
+ * subscriptions reach the reservations subgraph over graphql-ws (`@graphql-mesh/transport-ws`), the
+ * client's Authorization header forwarded in the connection's init payload, where our WebSocket door
+ * reads it; Hive Gateway opens one socket per distinct credential.
+ */
+function subscriptionsOverWebSocket() {
+  if (process.env.RESERVATIONS_SUBSCRIPTIONS_WS !== 'on') return {};
+  return {
+    transportEntries: {
+      [RESERVATIONS_SUBGRAPH]: {
+        options: {
+          subscriptions: {
+            kind: 'ws',
+            options: { connectionParams: { authorization: '{context.headers.authorization}' } },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The client's credential as it reaches the reservations subgraph, or null for an anonymous client. */
+function credentialOf(request: Request): string | null {
+  const values = CREDENTIAL_HEADERS.map((name) => request.headers.get(name)).filter(Boolean);
+  return values.length > 0 ? values.join('\n') : null;
+}

@@ -24,7 +24,14 @@ export async function freePort(): Promise<number> {
  */
 export async function startHiveGateway(
   supergraphSdl: string,
-  options: { port?: number; log?: (line: string) => void } = {},
+  options: {
+    port?: number;
+    log?: (line: string) => void;
+    /** Hive Gateway's own response cache (gateway.config.ts, routerResponseCache): off by default. */
+    responseCache?: boolean;
+    /** Subscriptions to our subgraph over graphql-ws (gateway.config.ts, subscriptionsOverWebSocket): off by default. */
+    subscriptionsOverWebSocket?: boolean;
+  } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
   writeFileSync(file, supergraphSdl);
@@ -48,6 +55,8 @@ export async function startHiveGateway(
         APOLLO_TELEMETRY_DISABLED: 'true',
         METADATA_SERVER_DETECTION: 'none',
         NODE_ENV: 'production',
+        RESERVATIONS_ROUTER_RESPONSE_CACHE: options.responseCache ? 'on' : 'off',
+        RESERVATIONS_SUBSCRIPTIONS_WS: options.subscriptionsOverWebSocket ? 'on' : 'off',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
