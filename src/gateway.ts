@@ -37,16 +37,24 @@ import { labelledOperationNames, useMetrics, useMetricsPage } from './observabil
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
 import { createTracing } from './observability/tracing.ts';
-import { MemoryPersistedQueryStore, useAutomaticPersistedQueries } from './operations/automatic-persisted-queries.ts';
+import {
+  MemoryPersistedQueryStore,
+  type PersistedQueryParams,
+  persistedQueryOf,
+  useAutomaticPersistedQueries,
+} from './operations/automatic-persisted-queries.ts';
+import { useBatchLimits } from './operations/batching.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
+import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
+import { useRouterCacheAliases } from './operations/response-cache/router-aliases.ts';
 import type { CachedType } from './operations/response-cache/ttls.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
-import { useTrustedDocuments } from './operations/trusted-documents.ts';
+import { type DocumentParams, trustedDocumentOf, useTrustedDocuments } from './operations/trusted-documents.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import { RedisFanout } from './redis/fanout.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
@@ -167,19 +175,21 @@ export function createGateway(
       echoes.delete(id);
     }
   };
-  const responseCache = config.responseCache.enabled
-    ? useGatewayResponseCache({
-        ttls: config.responseCache.ttls,
-        ...(invalidations ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) } : {}),
-      })
-    : undefined;
+  // With RESPONSE_CACHE=off nothing is kept, but each answer is measured as if it were (Cache-Control).
+  const responseCache = useGatewayResponseCache({
+    ttls: config.responseCache.ttls,
+    keep: config.responseCache.enabled,
+    ...(invalidations && config.responseCache.enabled
+      ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) }
+      : {}),
+  });
   const unsubscribe =
-    invalidations &&
-    responseCache &&
-    invalidations.subscribe(({ licensee, types, id }) => {
-      responseCache.invalidate(licensee, types);
-      if (id) echoes.get(id)?.();
-    });
+    invalidations && config.responseCache.enabled
+      ? invalidations.subscribe(({ licensee, types, id }) => {
+          responseCache.invalidate(licensee, types);
+          if (id) echoes.get(id)?.();
+        })
+      : undefined;
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const readiness = () =>
@@ -223,6 +233,18 @@ export function createGateway(
     useInputBounds(config.inputBounds),
   ];
   const documentChecks: Plugin[] = [
+    // A batch: at most MAX_BATCH_OPERATIONS operations, whose estimates together are held to
+    // QUERY_MAX_UPSTREAM_CALLS, before any of them runs (each then passes every check below alone).
+    useBatchLimits({
+      maxOperations: config.maxBatchOperations,
+      maxUpstreamCalls: config.maxUpstreamCallsPerOperation,
+      maxDocumentBytes: config.queryLimits.bytes,
+      maxTokens: config.queryLimits.tokens,
+      documentOf: (request, params) =>
+        config.trustedDocuments
+          ? trustedDocumentOf(config.trustedDocuments, params as DocumentParams)
+          : persistedQueryOf(persistedQueries, licenseeOfRequest(request), params as PersistedQueryParams),
+    }),
     // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
     useDeferStream(),
     // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
@@ -242,8 +264,12 @@ export function createGateway(
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
     // document and reads the result's entities), so it must not be replaced after it.
     ...(config.graphqlJit ? useCompiledExecution() : []),
+    // A router's own response-cache aliases, renamed so that ours does not take them for its metadata.
+    useRouterCacheAliases(),
     // After every check above: a cached answer is served only to a request that passed them all.
-    ...(responseCache?.plugins ?? []),
+    ...responseCache.plugins,
+    // Every answer says how long a router or CDN may keep it: as long as the response cache would.
+    useCacheControl(responseCache),
     // Marks each answer (or payload of one) holding data of a kept copy the budget made us serve;
     // the response cache keeps no such answer (it asks the operation's calls, whatever the order).
     useStaleMarks(),
@@ -258,9 +284,11 @@ export function createGateway(
     healthCheckEndpoint: '/health',
     landingPage: false,
     // The request acts for its principal's licensee: its token, budget, cache and calls only.
-    context: ({ request }) => {
+    context: (initial) => {
+      const { request } = initial;
       const principal = principals.of(request);
-      const operation = operations.of(request);
+      // Each operation of a batch counts its own upstream calls (its own audit line).
+      const operation = operations.ofOperation(initial, request);
       const context = createContext(
         principal,
         licensees.get(principal.licenseeId)!.account,
@@ -278,6 +306,8 @@ export function createGateway(
     // useRequestBodyLimit enforces MAX_REQUEST_BYTES instead (its comment says why).
     maxRequestBodySize: false,
     parserAndValidationCache: boundedParseCaches(),
+    // JSON arrays of operations (a router's subgraph batching); useBatchLimits refuses more first, naming the setting.
+    batching: { limit: config.maxBatchOperations },
     logging: logger ? yogaLogging(logger) : false,
     cors: corsFor(config.corsOrigins, { localDevelopment: isLoopback(config.host) }),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
@@ -330,7 +360,7 @@ export function createGateway(
     metrics,
     changeFeeds,
     callbacks,
-    clearResponseCache: () => responseCache?.clear(),
+    clearResponseCache: () => responseCache.clear(),
     acceptWebSockets: (server) =>
       serveWebSockets(
         server,

@@ -57,6 +57,8 @@ export const gatewayConfig = defineConfig({
         hmacSignature: { secret: hmacSecret, shouldSign: ({ subgraphName }) => subgraphName === RESERVATIONS_SUBGRAPH },
       }
     : {}),
+  ...routerResponseCache(),
+  ...subscriptionsOverWebSocket(),
   propagateHeaders: {
     fromClientToSubgraphs: ({ request, subgraphName }) => {
       const forwarded: Record<string, string> = {};
@@ -69,3 +71,51 @@ export const gatewayConfig = defineConfig({
     },
   },
 });
+
+/**
+ * With RESERVATIONS_ROUTER_RESPONSE_CACHE=on (off by default; startHiveGateway's `responseCache`):
+ * Hive Gateway keeps whole answers itself, for as long as our `Cache-Control: max-age` says (it
+ * reads `max-age` and `s-maxage` of each subgraph answer and keeps the answer for the smallest;
+ * `no-store, max-age=0` keeps nothing). It ignores `private`, so its key must hold the client's
+ * credential (`session`): without one, every client would share every answer, across licensees.
+ */
+function routerResponseCache() {
+  if (process.env.RESERVATIONS_ROUTER_RESPONSE_CACHE !== 'on') return {};
+  return {
+    responseCaching: {
+      session: (request: Request) => credentialOf(request),
+    },
+  };
+}
+
+/**
+ * With RESERVATIONS_SUBSCRIPTIONS_WS=on (off by default; startHiveGateway's `subscriptionsOverWebSocket`):
+ * subscriptions reach the reservations subgraph over graphql-ws (`@graphql-mesh/transport-ws`), the
+ * client's Authorization header forwarded in the connection's init payload, where our WebSocket door
+ * reads it; Hive Gateway opens one socket per distinct credential.
+ */
+function subscriptionsOverWebSocket() {
+  if (process.env.RESERVATIONS_SUBSCRIPTIONS_WS !== 'on') return {};
+  if (callbackPublicUrl)
+    throw new Error(
+      'RESERVATIONS_SUBSCRIPTIONS_WS=on and RESERVATIONS_CALLBACK_PUBLIC_URL: subscriptions go one way, choose one',
+    );
+  return {
+    transportEntries: {
+      [RESERVATIONS_SUBGRAPH]: {
+        options: {
+          subscriptions: {
+            kind: 'ws',
+            options: { connectionParams: { authorization: '{context.headers.authorization}' } },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The client's credential as it reaches the reservations subgraph, or null for an anonymous client. */
+function credentialOf(request: Request): string | null {
+  const values = CREDENTIAL_HEADERS.map((name) => request.headers.get(name)).filter(Boolean);
+  return values.length > 0 ? values.join('\n') : null;
+}

@@ -38,6 +38,10 @@ export async function startHiveGateway(
     demandControlMaxCost?: number;
     /** Signs the requests to our subgraph with this secret (our ROUTER_HMAC_SECRET). */
     hmacSecret?: string;
+    /** Hive Gateway's own response cache (gateway.config.ts, routerResponseCache): off by default. */
+    responseCache?: boolean;
+    /** Subscriptions to our subgraph over graphql-ws (gateway.config.ts, subscriptionsOverWebSocket): off by default. */
+    subscriptionsOverWebSocket?: boolean;
   } = {},
 ) {
   const file = join(tmpdir(), `supergraph-${process.pid}-${Date.now()}.graphql`);
@@ -72,6 +76,8 @@ export async function startHiveGateway(
           ? {}
           : { DEMAND_CONTROL_MAX_COST: String(options.demandControlMaxCost) }),
         ...(options.hmacSecret === undefined ? {} : { ROUTER_HMAC_SECRET: options.hmacSecret }),
+        RESERVATIONS_ROUTER_RESPONSE_CACHE: options.responseCache ? 'on' : 'off',
+        RESERVATIONS_SUBSCRIPTIONS_WS: options.subscriptionsOverWebSocket ? 'on' : 'off',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

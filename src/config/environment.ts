@@ -123,6 +123,8 @@ const envSchema = z.object({
   UPSTREAM_TIMEOUT_MS: int(100, 300_000).default(10_000),
   UPSTREAM_DEADLINE_MS: int(100, 600_000).default(15_000),
   QUERY_MAX_UPSTREAM_CALLS: int(1, 100_000).default(120),
+  // Apollo Router's subgraph batching and clients' batch links send a handful at a time.
+  MAX_BATCH_OPERATIONS: int(1, 100).default(10),
   // Unset: an eighth of the container's memory (src/operations/bulkhead.ts).
   MAX_INFLIGHT_BYTES: int(1024 * 1024, Number.MAX_SAFE_INTEGER).optional(),
   MAX_INFLIGHT_WAIT_MS: int(0, 600_000).default(10_000),
@@ -392,6 +394,8 @@ export interface Config {
   };
   /** Operations estimated to need more upstream calls are refused with QUERY_TOO_COSTLY. */
   maxUpstreamCallsPerOperation: number;
+  /** MAX_BATCH_OPERATIONS: operations one batched request (a JSON array) may hold; together held to maxUpstreamCallsPerOperation. */
+  maxBatchOperations: number;
   /** Large operations' admission (src/operations/bulkhead.ts); maxBytes unset: derived from the container's memory. */
   inflight: { maxBytes?: number; maxWaitMs: number };
   /** Documents past these are refused before they run (see src/operations/query-limits.ts). */
@@ -510,6 +514,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       staleMaxMs: e.UPSTREAM_STALE_MAX_MS,
     },
     maxUpstreamCallsPerOperation: e.QUERY_MAX_UPSTREAM_CALLS,
+    maxBatchOperations: e.MAX_BATCH_OPERATIONS,
     inflight: { maxBytes: e.MAX_INFLIGHT_BYTES, maxWaitMs: e.MAX_INFLIGHT_WAIT_MS },
     queryLimits: {
       bytes: e.QUERY_MAX_BYTES,

@@ -25,6 +25,10 @@ export interface OperationRecord {
   operationName?: string;
   /** Set once Yoga produced a GraphQL result: only then is the request an operation to log. */
   errorCodes?: string[];
+  /** Its place in a batch (a JSON array of operations): each operation of a batch has its own record and line. */
+  batchIndex?: number;
+  /** A batch's request whose operations were each answered: logged as their lines, not its own. */
+  batchAnswered?: boolean;
 }
 
 /** A client's request id is kept only if it is a short token of safe characters (it goes into logs and headers). */
@@ -46,6 +50,10 @@ export interface AuditOptions {
 /** The records of requests in flight, for the context to count upstream requests into. */
 export class OperationRecords {
   private readonly byRequest = new WeakMap<Request, OperationRecord>();
+  /** A batch's records, in the batch's order. */
+  private readonly batches = new WeakMap<Request, OperationRecord[]>();
+  /** A batch's parameters, then its operations' contexts → their records. */
+  private readonly byOperation = new WeakMap<object, OperationRecord>();
 
   /** `now` is the clock of durations (tests move it). */
   constructor(private readonly now: () => number = Date.now) {}
@@ -66,6 +74,32 @@ export class OperationRecords {
     return this.byRequest.get(request) ?? this.start(request);
   }
 
+  /** One record per operation of a batch (`params`, as parsed), sharing the request's id and start. */
+  startBatch(request: Request, params: readonly object[]): void {
+    const request_ = this.of(request);
+    const entries = params.map((one, batchIndex) => {
+      const record: OperationRecord = { ...request_, upstreamCalls: 0, batchIndex };
+      this.byOperation.set(one, record);
+      return record;
+    });
+    this.batches.set(request, entries);
+  }
+
+  /** The operation of a batch these parameters (as parsed) are, now running with this context. */
+  bind(params: object, context: object): void {
+    const record = this.byOperation.get(params);
+    if (record) this.byOperation.set(context, record);
+  }
+
+  /** The record of the operation running with this context: its own in a batch, else its request's. */
+  ofOperation(context: object, request: Request): OperationRecord {
+    return this.byOperation.get(context) ?? this.of(request);
+  }
+
+  batchOf(request: Request): OperationRecord[] | undefined {
+    return this.batches.get(request);
+  }
+
   elapsedMs(record: OperationRecord): number {
     return Math.round(this.now() - record.startedAt);
   }
@@ -81,14 +115,26 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
     onRequest({ request }) {
       records.start(request);
     },
+    onRequestParse({ request }) {
+      return {
+        onRequestParseDone({ requestParserResult }) {
+          if (Array.isArray(requestParserResult)) records.startBatch(request, requestParserResult);
+        },
+      };
+    },
+    // First among the plugins: the parameters are still those parsed (later plugins may replace them).
+    onParams({ params, context }) {
+      records.bind(params, context);
+    },
     // Named at validation, so that an operation refused there is logged with its name.
     onValidate({ params, context }) {
       const { request, params: sent } = context as { request: Request; params?: { operationName?: string } };
       const name = getOperationAST(params.documentAST, sent?.operationName)?.name?.value;
-      if (name) records.of(request).operationName = name.slice(0, LONGEST_OPERATION_NAME);
+      if (name) records.ofOperation(context, request).operationName = name.slice(0, LONGEST_OPERATION_NAME);
     },
     onExecute({ args }) {
-      const record = records.of((args.contextValue as { request: Request }).request);
+      const context = args.contextValue as { request: Request };
+      const record = records.ofOperation(context, context.request);
       if (record.showCost)
         record.estimatedCalls = estimateUpstreamCalls(
           args.document,
@@ -100,7 +146,10 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
       const record = records.of(request);
       response.headers.set('x-request-id', record.requestId);
       if (record.errorCodes === undefined) return; // GraphiQL's page, /health, /ready: no operation
-      logOperation(options.logger, records, record, options.principalOf(request), response.status);
+      const principal = options.principalOf(request);
+      // A batch answered operation by operation: a line each (a batch refused whole has the request's line).
+      const batch = record.batchAnswered ? records.batchOf(request) : undefined;
+      for (const one of batch ?? [record]) logOperation(options.logger, records, one, principal, response.status);
     },
   };
 }
@@ -126,6 +175,7 @@ export function logOperation(
       durationMs: records.elapsedMs(record),
       status,
       errors: record.errorCodes ?? [],
+      ...(record.batchIndex === undefined ? {} : { batchIndex: record.batchIndex }),
     },
     'operation',
   );
@@ -161,6 +211,13 @@ export function useAuditResult(records: OperationRecords): Plugin {
       if (Symbol.asyncIterator in result) return void (record.errorCodes = []);
       const results = Array.isArray(result) ? result : [result];
       record.errorCodes = errorCodesOf(results);
+      const batch = Array.isArray(result) ? records.batchOf(request) : undefined;
+      if (batch && batch.length === results.length) {
+        record.batchAnswered = true;
+        batch.forEach((one, i) => void (one.errorCodes = errorCodesOf([results[i]!])));
+        setResult(results.map((one, i) => shownResult(one, batch[i]!)));
+        return;
+      }
       if (Array.isArray(result)) return;
       // The response cache's hit or miss is part of the cost: shown to the clients that ask for it only.
       const shown = shownResult(result, record);

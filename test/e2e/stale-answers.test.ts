@@ -64,12 +64,16 @@ async function spendBudget(): Promise<void> {
   }
 }
 
+/** The Cache-Control header of the last answer over HTTP. */
+let cacheControl: string | null = null;
+
 async function overHttp(variables: Record<string, unknown> = {}): Promise<Answer> {
   const res = await fetch(server.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
     body: JSON.stringify({ query: LIST, variables }),
   });
+  cacheControl = res.headers.get('cache-control');
   return (await res.json()) as Answer;
 }
 
@@ -99,6 +103,7 @@ describe('stale rather than refused', () => {
     const fresh = await overHttp();
     expect(fresh.errors).toBeUndefined();
     expect(fresh.extensions?.stale).toBeUndefined();
+    expect(cacheControl).toBe('private, max-age=600');
     await spendBudget();
     at(42_400); // past the page lifetime; the budget's window still holds every slot
     t.gateway.clearResponseCache(); // the fresh answer's lifetime, over
@@ -106,6 +111,8 @@ describe('stale rather than refused', () => {
     expect(stale.errors).toBeUndefined();
     expect(stale.data).toEqual(fresh.data);
     expect(stale.extensions?.stale).toEqual([{ path: ['event', 'reservations'], ageSeconds: 42 }]);
+    // Nor may a router or CDN keep it.
+    expect(cacheControl).toBe('no-store, max-age=0');
 
     at(61_000); // the window has passed: the budget serves again
     t.clearLog();

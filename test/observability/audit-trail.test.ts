@@ -88,6 +88,46 @@ describe('the audit line', () => {
     expect(sentUpstream()).toBe(2);
   });
 
+  it('is one line per operation of a batch (a JSON array), each with its own name, calls and errors', async () => {
+    const res = await gateway.yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...acmeOps,
+        'x-request-id': 'batch-7',
+      },
+      body: JSON.stringify([
+        { query: 'query First { event(eventId: 5001) { eventId } }' },
+        { query: 'query Second { a: event(eventId: 5002) { eventId } b: event(eventId: 5003) { eventId } }' },
+        { query: 'query Broken { event(eventId: 5001) { nope } }' },
+      ]),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as unknown[]).length).toBe(3);
+    const line = (operation: string, batchIndex: number, upstreamCalls: number, errors: string[]) => ({
+      level: 30,
+      time: expect.any(Number),
+      component: 'audit',
+      requestId: 'batch-7',
+      client: 'acme-ops',
+      licensee: 'acme',
+      operation,
+      upstreamCalls,
+      durationMs: expect.any(Number),
+      status: 200,
+      errors,
+      batchIndex,
+      msg: 'operation',
+    });
+    expect(audit()).toEqual([
+      line('First', 0, 1, []),
+      line('Second', 1, 2, []),
+      line('Broken', 2, 0, ['GRAPHQL_VALIDATION_FAILED']),
+    ]);
+    expect(sentUpstream()).toBe(3);
+  });
+
   it('counts only calls really sent: answers from the cache are not upstream calls', async () => {
     const query = '{ event(eventId: 5001) { eventId } }';
     await post({ query }, acmeOps);

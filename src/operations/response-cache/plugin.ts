@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { useResponseCache } from '@envelop/response-cache';
+import { type Cache, useResponseCache } from '@envelop/response-cache';
 import { type DocumentNode, getOperationAST, print } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../resolvers/context.ts';
@@ -31,6 +31,11 @@ import { CHANGED_BY_MUTATION } from './writes.ts';
  */
 export interface ResponseCacheSettings {
   ttls: Record<CachedType, number>;
+  /**
+   * false (RESPONSE_CACHE=off): nothing is kept, but every answer is still measured as if it were,
+   * so `keptFor` says how long it could be kept (the Cache-Control header's lifetime, cache-control.ts).
+   */
+  keep?: boolean;
   limits?: StoreLimits;
   /**
    * Told of what our own mutation changed, after dropping it here; awaited before the mutation's
@@ -45,9 +50,17 @@ export interface ResponseCache {
   clear(): void;
   /** Drops a licensee's answers holding these types (another replica's mutation). */
   invalidate(licensee: string, types: readonly CachedType[]): void;
+  /**
+   * How long the answer of this operation (its context) is kept from now, in ms: its lifetime when
+   * it was just kept (or, with `keep: false`, would have been), what remains of it when it was
+   * served from here; undefined when the cache would not keep it (errors, stale data, `@defer`, a
+   * large answer, a lifetime of 0, a mutation, a subscription).
+   */
+  keptFor(context: object): number | undefined;
 }
 
 export function useGatewayResponseCache(settings: ResponseCacheSettings): ResponseCache {
+  const keep = settings.keep ?? true;
   const stores = new Map<string, ResponseStore>();
   const storeOf = (context: GatewayContext) => {
     const licensee = context.principal.licenseeId;
@@ -57,6 +70,27 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
   };
   const invalidate = (licensee: string, types: readonly CachedType[]) =>
     stores.get(licensee)?.invalidate(types.map((typename) => ({ typename })));
+  /** Per operation: how long its answer is kept (keptFor). */
+  const lifetimes = new WeakMap<object, number>();
+  // The store as one operation sees it: what it keeps or finds is noted as the operation's lifetime.
+  const measuring = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS);
+  const cacheOf = (context: GatewayContext): Cache => {
+    const store = keep ? storeOf(context) : undefined;
+    return {
+      get: (id) => {
+        const answer = store?.get(id);
+        const remaining = answer && store?.remainingTtl(id);
+        if (remaining !== undefined) lifetimes.set(context, remaining);
+        return answer;
+      },
+      set: (id, answer, entities, ttl) => {
+        const entityList = [...entities];
+        const kept = store ? store.keep(id, answer, entityList, ttl) : measuring.accepts(entityList, ttl);
+        if (kept) lifetimes.set(context, ttl);
+      },
+      invalidate: (entities) => store?.invalidate(entities),
+    };
+  };
   const uncached = new WeakSet<object>();
   const plugins: Plugin[] = [
     {
@@ -69,7 +103,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     },
     // Envelop's plugin is typed by the context it reads; Yoga's list holds plugins of its initial context.
     useResponseCache<GatewayContext>({
-      cache: (context) => storeOf(context as GatewayContext),
+      cache: (context) => cacheOf(context as GatewayContext),
       // A client's answers are its licensee's data as its scopes let it see them: two licensees never
       // share an answer, nor two clients of one licensee with different scopes.
       session: (context) => sessionOf(context.principal),
@@ -89,9 +123,11 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
         return key.length <= LONGEST_PLAIN_KEY ? key : createHash('sha256').update(key).digest('base64');
       },
       // Shown only with X-Show-Cost: 1 (audit.ts removes it otherwise, with metadata.ts).
-      includeExtensionMetadata: true,
+      includeExtensionMetadata: keep,
     }) as Plugin,
-    {
+  ];
+  if (keep)
+    plugins.push({
       // After a mutation ran (whatever its outcome: a failure may still have changed something),
       // every answer holding a type it may have changed is dropped.
       onExecute({ args }) {
@@ -109,9 +145,13 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
           },
         };
       },
-    },
-  ];
-  return { plugins, clear: () => stores.clear(), invalidate: (licensee, types) => void invalidate(licensee, types) };
+    });
+  return {
+    plugins,
+    clear: () => stores.clear(),
+    invalidate: (licensee, types) => void invalidate(licensee, types),
+    keptFor: (context) => lifetimes.get(context),
+  };
 }
 
 /** Per principal (one object per credential and its scopes): a hit does not sort and print the scopes again. */

@@ -39,15 +39,30 @@ export class ResponseStore implements Cache {
     return this.answers.get(id);
   }
 
+  /** How long the answer of this id is still kept, in ms (undefined when it is not). */
+  remainingTtl(id: string): number | undefined {
+    const remaining = this.answers.getRemainingTTL(id);
+    return remaining > 0 ? remaining : undefined;
+  }
+
+  /** Whether an answer holding these entities, with this lifetime, would be kept (`set` keeps exactly those). */
+  accepts(entities: Iterable<CacheEntityRecord>, ttl: number): boolean {
+    return ttl > 0 && entityKeys(entities).size <= this.limits.maxEntities;
+  }
+
   set(id: string, answer: ExecutionResult, entities: Iterable<CacheEntityRecord>, ttl: number): void {
-    const keys = new Set<string>();
-    for (const { typename, id: entityId } of entities) {
-      keys.add(typename);
-      if (entityId !== undefined) keys.add(`${typename}:${entityId}`);
-    }
+    this.keep(id, answer, entities, ttl);
+  }
+
+  /** Keeps the answer, or drops what the id held when it may not be kept; says whether it was kept. */
+  keep(id: string, answer: ExecutionResult, entities: Iterable<CacheEntityRecord>, ttl: number): boolean {
+    const keys = entityKeys(entities);
     const size = Math.max(1, keys.size);
     this.unlink(id);
-    if (size > this.limits.maxEntities || !(ttl > 0)) return void this.answers.delete(id);
+    if (size > this.limits.maxEntities || !(ttl > 0)) {
+      this.answers.delete(id);
+      return false;
+    }
     this.answers.set(id, answer, { ttl: Number.isFinite(ttl) ? ttl : undefined, size });
     this.entitiesOf.set(id, [...keys]);
     for (const key of keys) {
@@ -55,6 +70,7 @@ export class ResponseStore implements Cache {
       if (!holders) this.answersOf.set(key, (holders = new Set()));
       holders.add(id);
     }
+    return true;
   }
 
   /** Drops every answer holding one of these: by `Type:id`, or every answer of the type without an id. */
@@ -77,4 +93,14 @@ export class ResponseStore implements Cache {
     }
     this.entitiesOf.delete(id);
   }
+}
+
+/** `Type` for every entity, and `Type:id` for those with an id. */
+function entityKeys(entities: Iterable<CacheEntityRecord>): Set<string> {
+  const keys = new Set<string>();
+  for (const { typename, id } of entities) {
+    keys.add(typename);
+    if (id !== undefined) keys.add(`${typename}:${id}`);
+  }
+  return keys;
 }
