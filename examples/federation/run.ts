@@ -1,4 +1,5 @@
 import './quiet-apollo.ts';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { composeServices } from '@theguild/federation-composition';
@@ -15,9 +16,14 @@ import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
  * `npm run example:federation`: the company graph in miniature, all on 127.0.0.1. The emulator
  * with its demo data, this gateway as the reservations subgraph, the registration subgraph, and
  * Hive Gateway serving their supergraph (composed here by @theguild/federation-composition) on
- * FEDERATION_PORT (4100 unless set). Ctrl-C stops everything.
+ * FEDERATION_PORT (4100 unless set), as README "Federating" configures it: demand control at our
+ * QUERY_MAX_UPSTREAM_CALLS, every request to our subgraph signed (ROUTER_HMAC_SECRET, a secret drawn
+ * for this run), and subscriptions to it through router callbacks (SUBSCRIPTION_CALLBACK_URLS, Hive
+ * Gateway's /callback). Ctrl-C stops everything.
  */
 const port = Number(process.env.FEDERATION_PORT ?? 4100);
+const hmacSecret = randomBytes(32).toString('base64url');
+const callbackUrl = `http://127.0.0.1:${port}/callback`;
 
 /** What has been started so far, stopped in reverse order on Ctrl-C or when a later step fails. */
 const started: (() => Promise<void>)[] = [];
@@ -40,7 +46,14 @@ process.on('SIGTERM', () => void stop());
 try {
   const emulator = await startEmulator({ port: 0 });
   started.push(() => emulator.close());
-  const gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'warn' }), upstreamBaseUrl: emulator.url });
+  const config = loadConfig({
+    LOG_LEVEL: 'warn',
+    ROUTER_HMAC_SECRET: hmacSecret,
+    SUBSCRIPTION_CALLBACK_URLS: callbackUrl,
+    // How often a subscribed event is polled (15 s unless set).
+    ...(process.env.CHANGES_POLL_INTERVAL_MS ? { CHANGES_POLL_INTERVAL_MS: process.env.CHANGES_POLL_INTERVAL_MS } : {}),
+  });
+  const gateway = createGateway({ ...config, upstreamBaseUrl: emulator.url });
   started.push(() => gateway.close());
   const server = createServer(gateway.yoga);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -70,10 +83,16 @@ try {
     { name: 'registrations', url: registrations.url, typeDefs: parse(REGISTRATION_SDL) },
   ]);
   if (composed.errors) throw new Error(composed.errors.map((e) => e.message).join('\n'));
-  const hive = await startHiveGateway(composed.supergraphSdl, { port });
+  const hive = await startHiveGateway(composed.supergraphSdl, {
+    port,
+    demandControlMaxCost: config.maxUpstreamCallsPerOperation,
+    hmacSecret,
+    callbacks: { heartbeatMs: 5_000, publicUrl: callbackUrl },
+  });
   started.push(() => hive.close());
 
-  console.log(`reservations subgraph  ${reservationsUrl}
+  console.log(`emulator               ${emulator.url}
+reservations subgraph  ${reservationsUrl}
 registrations subgraph ${registrations.url}
 Hive Gateway           ${hive.url}  (open it in a browser)
 

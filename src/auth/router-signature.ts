@@ -30,7 +30,7 @@ export function routerSignature(secret: string): RouterSignature {
   const verify = async (params: SignedParams) => {
     try {
       // The library's check: it throws for a missing, malformed or forged signature.
-      await validation.onParams!({ params, fetchAPI } as never);
+      await validation.onParams!({ params: withCallbackSignature(params), fetchAPI } as never);
     } catch {
       throw refused();
     }
@@ -44,6 +44,23 @@ export function routerSignature(secret: string): RouterSignature {
     verify,
   };
 }
+
+/**
+ * Hive Gateway's http-callback transport (a subscription through router callbacks) sends the
+ * request's own extensions one level down, beside `subscription`: `extensions: { query, variables,
+ * extensions: { "hmac-signature": … }, subscription: {…} }`. The signature is then read from there;
+ * it is checked against the query and variables all the same.
+ */
+function withCallbackSignature(params: SignedParams): SignedParams {
+  const extensions = params.extensions as Record<string, unknown> | undefined;
+  const nested = extensions?.extensions as Record<string, unknown> | undefined;
+  if (!extensions?.subscription || extensions[SIGNATURE] !== undefined || nested?.[SIGNATURE] === undefined)
+    return params;
+  return { ...params, extensions: { ...extensions, [SIGNATURE]: nested[SIGNATURE] } };
+}
+
+/** Where Hive Gateway's `hmacSignature` puts the signature (the library's default extension name). */
+const SIGNATURE = 'hmac-signature';
 
 function refused() {
   return createGraphQLError(
