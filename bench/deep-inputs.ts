@@ -98,16 +98,17 @@ const DOORS: Record<string, (c: (typeof CASES)[number]) => Promise<string>> = {
     const text = `{"id": "${id}", "type": "subscribe", "payload": ${body(c)}}`;
     const start = performance.now();
     const answer = await new Promise<string>((resolve) => {
+      const closed = (code: number, reason: Buffer) =>
+        resolve(`close ${code} ${/\((\w+)\)/.exec(String(reason))?.[1]}`);
       const listener = (data: Buffer) => {
         const message = JSON.parse(data.toString()) as { id?: string; type: string; payload?: unknown };
         if (message.id !== id) return;
         ws.off('message', listener);
+        ws.off('close', closed);
         resolve(`${message.type} ${/"limit":"(\w+)"/.exec(JSON.stringify(message.payload))?.[1]}`);
       };
       ws.on('message', listener);
-      ws.once('close', (code: number, reason: Buffer) =>
-        resolve(`close ${code} ${/\((\w+)\)/.exec(String(reason))?.[1]}`),
-      );
+      ws.once('close', closed);
       ws.send(text);
     });
     wsMs = performance.now() - start;
