@@ -36,6 +36,12 @@ export function useInputBounds(bounds: InputBounds): Plugin {
           return parse(new fetchAPI.Request(url, { method, headers, body: text }));
         });
       }
+      // A long URL's `variables` and `extensions` likewise (Node's own server refuses a URL past 16
+      // KiB with 431 unless its header bound is raised; an embedding server may not).
+      if (request.method === 'GET' && request.url.length > SCAN_TEXT_FROM_BYTES) {
+        const problem = jsonTextProblem(paramsText(new URL(request.url).searchParams), bounds);
+        if (problem) throw errorOf(problem);
+      }
       return {
         onRequestParseDone({ requestParserResult }) {
           const error = inputBoundsError(requestParserResult, bounds);
@@ -155,6 +161,15 @@ function measure(value: unknown, bounds: InputBounds, budget: { nodes: number })
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** A GET request's JSON parameters as the body a POST would carry them in, for `jsonTextProblem`. */
+function paramsText(search: URLSearchParams): string {
+  const members = ['variables', 'extensions'].flatMap((name) => {
+    const value = search.get(name);
+    return value ? [`${JSON.stringify(name)}:${value}`] : [];
+  });
+  return `{${members.join(',')}}`;
+}
 
 /** Bodies and messages up to this size are parsed first and measured as values: parsing them costs little. */
 export const SCAN_TEXT_FROM_BYTES = 16 * 1024;
