@@ -118,7 +118,12 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
     onRequestParse({ request }) {
       return {
         onRequestParseDone({ requestParserResult }) {
-          if (Array.isArray(requestParserResult)) records.startBatch(request, requestParserResult);
+          // A batch holding anything but operations is refused whole (operations/batching.ts), unaudited per element.
+          if (
+            Array.isArray(requestParserResult) &&
+            requestParserResult.every((one) => typeof one === 'object' && one !== null)
+          )
+            records.startBatch(request, requestParserResult);
         },
       };
     },

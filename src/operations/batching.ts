@@ -42,6 +42,12 @@ export function useBatchLimits(settings: BatchSettings): Plugin {
         async onRequestParseDone({ requestParserResult }) {
           if (!Array.isArray(requestParserResult)) return;
           const count = requestParserResult.length;
+          // Yoga would answer an empty batch with 200 [] and each element that is no object with an error of its own.
+          if (count === 0 || requestParserResult.some((params) => !isOperation(params)))
+            throw createGraphQLError(
+              'A batch is a JSON array of one or more operations, each an object with its query (or document id) and variables. Nothing was run.',
+              { extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } } },
+            );
           if (count > settings.maxOperations)
             throw createGraphQLError(
               `This batch holds ${count} operations, more than the ${settings.maxOperations} one batch may hold. The gateway's MAX_BATCH_OPERATIONS setting sets this limit: send fewer operations per batch. Nothing was sent to the reservation service.`,
@@ -105,3 +111,6 @@ function parsed(text: string, maxTokens: number): DocumentNode | undefined {
     return undefined;
   }
 }
+
+const isOperation = (params: unknown): boolean =>
+  params !== null && typeof params === 'object' && !Array.isArray(params);

@@ -71,6 +71,22 @@ describe('a batch', () => {
     expect(t.calls().filter((c) => c.endpoint.toLowerCase().includes('customfield'))).toEqual([]);
   });
 
+  it('that is empty, or holds anything but operations, is refused whole with 400 BAD_REQUEST, nothing run', async () => {
+    for (const operations of [
+      [],
+      [null],
+      [{ query: '{ event(eventId: 5001) { eventId } }' }, 7],
+      [[{ query: '{ __typename }' }]],
+    ]) {
+      const { status, body } = await batch(t, operations);
+      expect([status, (body as Answer).errors?.[0]?.extensions?.code], JSON.stringify(operations)).toEqual([
+        400,
+        'BAD_REQUEST',
+      ]);
+    }
+    expect(t.calls()).toEqual([]);
+  });
+
   it('of more than MAX_BATCH_OPERATIONS (10) is refused with 400 naming the setting, and nothing is sent upstream', async () => {
     const { status, body } = await batch(
       t,

@@ -124,6 +124,9 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       },
       // Shown only with X-Show-Cost: 1 (audit.ts removes it otherwise, with metadata.ts).
       includeExtensionMetadata: keep,
+      // Entities' ids serve only to drop what a mutation changes: measuring alone selects none
+      // (each would be one more field read per record), and reads the lifetime from the types.
+      ...(keep ? {} : { idFields: [] }),
     }) as Plugin,
   ];
   if (keep)
