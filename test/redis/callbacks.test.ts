@@ -3,7 +3,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { CALLBACK_ACCEPT, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
-import { advanceClock, book, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
+import { advanceClock, book, pause, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
 
 /*
  * Callback subscriptions on Redis: recorded there, held by one replica at a time under a lease. When
@@ -103,9 +103,15 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
       body: JSON.stringify(router.subscription('resumed', query, {}, 0)),
     });
     expect(await res.json()).toEqual({ data: null });
+    // The record is written as the subscription starts, which may be just after the router's answer.
     const recorded = async () => {
-      const text = await redis.client().hget('callbacks-resume:callbacks', Object.keys(await records())[0]!);
-      return JSON.parse(text!) as { cursor?: string };
+      for (let tries = 0; ; tries++) {
+        const key = Object.keys(await records())[0];
+        const text = key === undefined ? null : await redis.client().hget('callbacks-resume:callbacks', key);
+        const record = text === null ? undefined : (JSON.parse(text) as { cursor?: string });
+        if (record?.cursor !== undefined || tries >= 200) return record ?? {};
+        await pause(50);
+      }
     };
     const records = () => redis.client().hgetall('callbacks-resume:callbacks');
     // The record starts at the subscription's start; the service's clock then moves past it.
