@@ -3,19 +3,30 @@
 # Settings are the environment variables of the README; LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE
 # are files mounted into the container, the licensees' upstream keys come from the environment.
 
+# Node 24 (LTS until 2028-04-30): the major package.json's engines, README and .ci/run's second test
+# run name (scripts/image/node.sh pins the release CI builds its stand-in base from).
+#
+# The registry's settings reach `npm ci` as build secrets, never a layer: `npmrc` (a private
+# registry or its token) is mounted as root's ~/.npmrc, `ca` (a proxy's certificate authority) is
+# given to Node as NODE_EXTRA_CA_CERTS. scripts/image/build.sh passes them when the machine has them.
+
 # Build stage: every dependency, then dist/ (the gateway and the emulator as plain JavaScript).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc --mount=type=secret,id=ca,target=/run/secrets/ca \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi; \
+    npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
+# The image runs dist/ without source maps (Node is not started with --enable-source-maps).
+RUN find dist -name '*.map' -delete
 
 # Runtime stage: the built tree and its production install, as test/e2e/production-install.test.ts
 # runs them (test/helpers/production-tree.ts lists what is copied). No TypeScript, tsx or test tool.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000
@@ -26,7 +37,10 @@ COPY --from=build /app/scripts/install-production.sh ./scripts/install-productio
 COPY --from=build /app/scripts/start.mjs ./scripts/start.mjs
 COPY --from=build /app/scripts/staleness.mjs ./scripts/staleness.mjs
 COPY --from=build /app/dist ./dist
-RUN sh scripts/install-production.sh && npm cache clean --force
+# The same npm and lock file as the build stage; npm's cache and logs are removed in the same layer.
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc --mount=type=secret,id=ca,target=/run/secrets/ca \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi; \
+    sh scripts/install-production.sh && rm -rf /root/.npm /tmp/*
 # The image's `node` user by number, so that Kubernetes' runAsNonRoot can verify it. The files
 # stay root's: the gateway writes nothing, and runs on a read-only root filesystem.
 USER 1000:1000

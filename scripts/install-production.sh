@@ -20,3 +20,5 @@ done
 # --ignore-scripts: no production dependency needs an install script to work (the only one that has
 # one, protobufjs, checks versions), and none should run code while the image is built.
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# What only development reads, never Node at run time: source maps, type declarations, markdown.
+find node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' -o -name '*.md' \) -delete

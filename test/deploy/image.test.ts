@@ -44,12 +44,29 @@ const all = (stage: Instruction[], keyword: string) => stage.filter((i) => i.key
 const one = (stage: Instruction[], keyword: string) => all(stage, keyword).at(-1) ?? '';
 
 describe('the Dockerfile', () => {
-  it('builds in a stage with every dependency, and runs on a slim Node 20 base', () => {
+  it('builds in a stage with every dependency, and runs on a slim Node 24 base', () => {
     expect(dockerfile).toHaveLength(2);
-    expect(one(build, 'FROM')).toMatch(/^node:20(\.[\d.]+)?-(bookworm-)?slim AS build$/);
-    expect(one(runtime, 'FROM')).toMatch(/^node:20(\.[\d.]+)?-(bookworm-)?slim$/);
-    expect(all(build, 'RUN')).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npm run build']));
+    expect(one(build, 'FROM')).toMatch(/^node:24(\.[\d.]+)?-(bookworm-)?slim AS build$/);
+    expect(one(runtime, 'FROM')).toMatch(/^node:24(\.[\d.]+)?-(bookworm-)?slim$/);
+    expect(all(build, 'RUN')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/(^|; )npm ci\b/), 'npm run build']),
+    );
     expect(all(build, 'RUN').some((run) => run.includes('--omit=dev'))).toBe(false);
+  });
+
+  it('gives each `npm ci` the registry settings as build secrets, never as a layer', () => {
+    const installs = [...all(build, 'RUN'), ...all(runtime, 'RUN')].filter((run) =>
+      /npm ci|install-production/.test(run),
+    );
+    expect(installs).toHaveLength(2);
+    for (const run of installs) {
+      expect(run).toContain('--mount=type=secret,id=npmrc,target=/root/.npmrc');
+      expect(run).toContain('--mount=type=secret,id=ca,target=/run/secrets/ca');
+    }
+    const copied = [...all(build, 'COPY'), ...all(runtime, 'COPY')].join(' ');
+    expect(copied).not.toMatch(/npmrc|\.pem|\.crt/);
+    // npm's cache and logs leave the runtime stage in the layer that made them.
+    expect(all(runtime, 'RUN')[0]).toMatch(/&& rm -rf \/root\/\.npm\b/);
   });
 
   it('copies into the runtime stage exactly the built tree the production install test installs, and runs the same script', () => {
@@ -60,7 +77,7 @@ describe('the Dockerfile', () => {
       return m![1];
     });
     expect(copied.sort()).toEqual([...PRODUCTION_TREE].sort());
-    expect(all(runtime, 'RUN')).toEqual([expect.stringMatching(/^sh scripts\/install-production\.sh( |$)/)]);
+    expect(all(runtime, 'RUN')).toEqual([expect.stringMatching(/(^|; )sh scripts\/install-production\.sh( |$)/)]);
   });
 
   it('runs as a non-root user given by number, with NODE_ENV=production and HOST=0.0.0.0', () => {
