@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
-# The gateway's image: `docker build -t reservation-gateway .` (README, "Deploying").
-# Settings are the environment variables of the README; LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE
+# The gateway's image: `docker build -t reservation-gateway .` (docs/deploying.md).
+# Settings are the environment variables of docs/settings.md; LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE
 # are files mounted into the container, the licensees' upstream keys come from the environment.
 
-# Node 24 (LTS until 2028-04-30): the major package.json's engines, README and .ci/run's second test
+# Node 24 (LTS until 2028-04-30): the major package.json's engines, README, docs/deploying.md and .ci/run's second test
 # run name (scripts/image/node.sh pins the release CI builds its stand-in base from).
 #
 # The registry's settings reach `npm ci` as build secrets, never a layer: `npmrc` (a private

@@ -41,7 +41,7 @@ import {
 import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.ts';
 
 /**
- * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: the side-by-side run (README, "Benchmarks").
+ * `npm run bench -- compare [--only S1,S5] [--systems ours,naive]`: the side-by-side run (docs/development.md, "Benchmarks").
  * Every system against a fresh emulator of its own per scenario (the emulator's page cache, rate
  * window and request log then hold that system's traffic only), systems in a rotating order from
  * run to run; upstream calls counted from the emulator's log. Writes the tables between the

@@ -5,26 +5,26 @@ import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
 import { buildSchema, type GraphQLSchema } from 'graphql';
 
 /**
- * `npm run check:schema [-- <released> <current> <readme>]`: what a client of the graph would feel
+ * `npm run check:schema [-- <released> <current> <changelog>]`: what a client of the graph would feel
  * if schema.graphql shipped now, compared with schema.released.graphql (the schema of the last
  * release, a copy of schema.graphql taken on release), with GraphQL Inspector's diff.
  *
  * - Breaking changes (a removed field, a field that may now be null, a new required argument, ...)
- *   fail the check (exit 1), each named by its path and Inspector's message, unless the README
+ *   fail the check (exit 1), each named by its path and Inspector's message, unless CHANGELOG.md
  *   documents it.
  * - Dangerous changes (an added enum value, a changed default, ...) are printed as warnings; they
  *   do not fail it.
  * - Safe changes (additions, descriptions) are not printed.
  *
- * The rule for documenting a breaking change: the README's "## Changelog" section (up to the next
- * "## " heading) holds a line starting `Unreleased:` (a list marker before it is allowed) that names
+ * The rule for documenting a breaking change: CHANGELOG.md's "# Changelog" section (up to the next
+ * "# " or "## " heading; a "## Changelog" section of another file counts the same) holds a line starting `Unreleased:` (a list marker before it is allowed) that names
  * the change's path in backticks, e.g. `- Unreleased: `Event.eventId` may be null: ...why...`, and
  * says something besides the paths. A change without a path is named by its Inspector type
  * (`SCHEMA_QUERY_TYPE_CHANGED`). Only `Unreleased:` lines count, so an entry of a past release does
  * not wave through a later break of the same field. On release: copy schema.graphql to
  * schema.released.graphql and write the version in place of `Unreleased`.
  *
- * Paths default to schema.released.graphql, schema.graphql and README.md at the repository root,
+ * Paths default to schema.released.graphql, schema.graphql and CHANGELOG.md at the repository root,
  * so tests can run it on scratch copies. Exit 2: a file cannot be read or is not a valid schema.
  */
 
@@ -41,9 +41,9 @@ export interface CheckResult {
 /** What names a change in the changelog: its path, or its type when it has none. */
 export const changeName = (change: Change): string => change.path ?? change.type;
 
-/** The lines of the README's "## Changelog" section that start `Unreleased:` and say more than paths. */
-export function unreleasedEntries(readme: string): string[] {
-  const section = /^## Changelog[ \t]*$([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1] ?? '';
+/** The lines of the changelog's "# Changelog" section that start `Unreleased:` and say more than paths. */
+export function unreleasedEntries(changelog: string): string[] {
+  const section = /^#{1,2} Changelog[ \t]*$([\s\S]*?)(?=^#{1,2} |(?![\s\S]))/m.exec(changelog)?.[1] ?? '';
   return section
     .split('\n')
     .map((line) => line.trim().replace(/^[-*+]\s+/, ''))
@@ -57,10 +57,10 @@ const namesIn = (entry: string): string[] => [...entry.matchAll(/`([^`]+)`/g)].m
 export async function checkSchemas(
   released: GraphQLSchema,
   current: GraphQLSchema,
-  readme: string,
+  changelog: string,
 ): Promise<CheckResult> {
   const changes = await diff(released, current);
-  const named = new Set(unreleasedEntries(readme).flatMap(namesIn));
+  const named = new Set(unreleasedEntries(changelog).flatMap(namesIn));
   const breaking = changes.filter((c) => c.criticality.level === CriticalityLevel.Breaking);
   return {
     breaking: breaking.filter((c) => !named.has(changeName(c))),
@@ -94,25 +94,25 @@ const describe = (c: Change): string =>
 /** Runs the check on files and prints its findings; returns the exit code. */
 export async function main(args: string[], out = console.log, err = console.error): Promise<number> {
   if (args.length > 3) {
-    err('usage: check-breaking.ts [released-schema] [current-schema] [readme]');
+    err('usage: check-breaking.ts [released-schema] [current-schema] [changelog]');
     return 2;
   }
-  const [releasedPath, currentPath, readmePath] = [
+  const [releasedPath, currentPath, changelogPath] = [
     args[0] ?? resolve(ROOT, 'schema.released.graphql'),
     args[1] ?? resolve(ROOT, 'schema.graphql'),
-    args[2] ?? resolve(ROOT, 'README.md'),
+    args[2] ?? resolve(ROOT, 'CHANGELOG.md'),
   ];
   let result: CheckResult;
   try {
     const released = loadSchema(releasedPath);
     const current = loadSchema(currentPath);
-    let readme: string;
+    let changelog: string;
     try {
-      readme = readFileSync(readmePath, 'utf8');
+      changelog = readFileSync(changelogPath, 'utf8');
     } catch (error) {
-      throw new InputError(`cannot read ${shown(readmePath)}: ${(error as Error).message}`);
+      throw new InputError(`cannot read ${shown(changelogPath)}: ${(error as Error).message}`);
     }
-    result = await checkSchemas(released, current, readme);
+    result = await checkSchemas(released, current, changelog);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     err(`schema check: ${error.message}`);
@@ -126,7 +126,7 @@ export async function main(args: string[], out = console.log, err = console.erro
   if (breaking.length > 0) {
     err(
       `schema check failed: ${breaking.length} breaking change(s) against ${shown(releasedPath)}. Keep the old shape (deprecate ` +
-        'instead of removing), or, when the break is meant, add a line to the "## Changelog" section of the README: ' +
+        `instead of removing), or, when the break is meant, add a line to ${shown(changelogPath)}: ` +
         '"- Unreleased: `<path>` <what changed and why>".',
     );
     return 1;

@@ -1,5 +1,5 @@
 /**
- * The codes a client reads in an error's `extensions.code` (README, "Errors"), each with what it
+ * The codes a client reads in an error's `extensions.code` (docs/clients.md, "Errors"), each with what it
  * means. Every error the gateway answers carries one of these. Plain data, importing nothing, so
  * that every layer (the upstream one included) names its codes from here.
  */

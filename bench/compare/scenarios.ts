@@ -3,7 +3,7 @@ import type { Target } from './load.ts';
 import type { SystemName } from './systems.ts';
 
 /**
- * The side-by-side scenarios (README, "Benchmarks"), written once per system in that system's own GraphQL (or as the REST calls
+ * The side-by-side scenarios (docs/development.md, "Benchmarks"), written once per system in that system's own GraphQL (or as the REST calls
  * a client would make directly). Each asks for the same data; how many upstream calls that costs is
  * what differs.
  */

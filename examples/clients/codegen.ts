@@ -3,7 +3,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 /**
  * GraphQL Code Generator's client preset over the gateway's schema: typed documents for the
  * `graphql()` calls under src/codegen, and persisted-documents.json, the manifest a gateway with
- * TRUSTED_DOCUMENTS_FILE runs them from (README, "Trusted documents").
+ * TRUSTED_DOCUMENTS_FILE runs them from (docs/clients.md, "Trusted documents").
  *
  *   npx graphql-codegen --config codegen.ts
  */

@@ -35,7 +35,7 @@ const callbacks = callbackPublicUrl
 
 /**
  * Off unless set (the CLI reads this file in its own process; startHiveGateway passes them):
- * `DEMAND_CONTROL_MAX_COST` turns on Hive Gateway's demand control at that cost (the README's
+ * `DEMAND_CONTROL_MAX_COST` turns on Hive Gateway's demand control at that cost (docs/federating.md's
  * "Federating" says which value matches our QUERY_MAX_UPSTREAM_CALLS); `ROUTER_HMAC_SECRET` signs
  * every request to our subgraph, which then refuses any other (our setting of the same name).
  */

@@ -16,7 +16,7 @@ import { RESERVATIONS_SUBGRAPH } from './subgraph-names.ts';
  * `npm run example:federation`: the company graph in miniature, all on 127.0.0.1. The emulator
  * with its demo data, this gateway as the reservations subgraph, the registration subgraph, and
  * Hive Gateway serving their supergraph (composed here by @theguild/federation-composition) on
- * FEDERATION_PORT (4100 unless set), as README "Federating" configures it: demand control at our
+ * FEDERATION_PORT (4100 unless set), as docs/federating.md configures it: demand control at our
  * QUERY_MAX_UPSTREAM_CALLS, every request to our subgraph signed (ROUTER_HMAC_SECRET, a secret drawn
  * for this run), and subscriptions to it through router callbacks (SUBSCRIPTION_CALLBACK_URLS, Hive
  * Gateway's /callback). Ctrl-C stops everything.

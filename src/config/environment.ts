@@ -262,6 +262,10 @@ const envSchema = z.object({
  */
 export const SETTINGS: readonly string[] = Object.keys(envSchema.shape);
 
+/** Each setting's schema, for scripts/print-settings.ts (docs/settings.md: defaults and allowed values). */
+export const SETTING_SCHEMAS = envSchema.shape;
+export type SettingName = keyof typeof SETTING_SCHEMAS;
+
 /**
  * Rules between settings, checked on the raw values so that they are reported together with
  * every other bad value (zod skips an object's refinements once a field has failed).
@@ -473,7 +477,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Reads the settings of the README's table; every bad value is named in one error. */
+/** Reads the settings of docs/settings.md; every bad value is named in one error. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);

@@ -7,7 +7,7 @@ import { type CallbackDeliveries, keyOf } from './callbacks.ts';
 import { ChangeCursor } from './resume.ts';
 
 /**
- * Subscriptions through router callbacks (README, "Live reservation changes"): a subscription POSTed
+ * Subscriptions through router callbacks (docs/clients.md, "Live reservation changes"): a subscription POSTed
  * by a router with `Accept: application/json;callbackSpec=1.0` runs through the same envelope as
  * over SSE and graphql-ws (credential, scopes, limits, cost, subscription cap, audit), and its
  * stream is handed to the deliveries instead of the response, which is `{"data": null}`.

@@ -18,7 +18,7 @@ import {
 } from './model.ts';
 
 /**
- * The demo data (README, "The emulator"): licensees, credentials and event ids are fixed there;
+ * The demo data (docs/emulator.md): licensees, credentials and event ids are fixed there;
  * every date is fixed relative to the clock's start; everything else is drawn from the seed, so
  * one seed gives the same data byte for byte.
  */

@@ -27,7 +27,7 @@ export interface Listening {
 }
 
 /**
- * The clients' listener on PORT/HOST and the operators' on OPS_PORT/OPS_HOST (README, "Settings"):
+ * The clients' listener on PORT/HOST and the operators' on OPS_PORT/OPS_HOST (docs/settings.md):
  * the operators' pages never share a port with clients, so a proxy or mesh sidecar that makes
  * every client's connection a loopback one cannot reach them.
  */

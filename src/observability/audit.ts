@@ -7,7 +7,7 @@ import { estimateUpstreamCalls } from '../operations/cost.ts';
 import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
 
 /**
- * The audit trail (README, "Audit trail"), without personal data: one info line per GraphQL
+ * The audit trail (docs/operating.md, "Audit trail"), without personal data: one info line per GraphQL
  * operation with who asked (client, licensee), what (operation name), what it cost (upstream
  * requests sent, duration) and how it ended (error codes). Never a variable's value, a key or a
  * token: the line is built from these fields only, nothing of the request is copied in whole.

@@ -17,7 +17,7 @@ export const federationLink = {
 };
 
 /**
- * What the README recommends to keep out of a public company graph (`raw`: the service's record
+ * What docs/federating.md recommends to keep out of a public company graph (`raw`: the service's record
  * as sent, whose content changes with the detail flags): tagged `internal` for contracts that
  * filter by tag, and inaccessible in the composed API.
  */

@@ -38,8 +38,8 @@ import { type Args, ruleOf } from './cost.ts';
  *   plain list once per event: no per-record lookup hangs below one), so a router counts the
  *   lookups below it as we do.
  *
- * Where the router's model cannot follow ours it counts more, not less, except as the README's
- * "Federating" says (a window's later pages, a connection without `first`/`last`, `_entities`).
+ * Where the router's model cannot follow ours it counts more, not less, except as docs/federating.md
+ * says (a window's later pages, a connection without `first`/`last`, `_entities`).
  */
 
 export interface RouterCost {

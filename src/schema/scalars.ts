@@ -40,7 +40,7 @@ function checkDate(value: unknown): string {
   return date.toString();
 }
 
-/** Where each scalar's format is specified: clients' generators map a scalar by it (README, "Clients"). */
+/** Where each scalar's format is specified: clients' generators map a scalar by it (docs/clients.md, "Clients"). */
 const RFC_3339 = 'https://datatracker.ietf.org/doc/html/rfc3339';
 const ISO_8601 = 'https://www.iso.org/iso-8601-date-and-time-format.html';
 const ECMA_404 = 'http://www.ecma-international.org/publications/files/ECMA-ST/ECMA-404.pdf';

@@ -3,7 +3,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { book, listen, subscribeSse, until } from '../helpers/subscriptions.ts';
 
 /*
- * What the gateway writes itself is told at once to the event's subscribers (README, "Live
+ * What the gateway writes itself is told at once to the event's subscribers (docs/clients.md, "Live
  * reservation changes"), and a feed that starts loses nothing written while its baseline is read.
  */
 const QUERY = `subscription Changes($eventId: Int!) {

@@ -13,7 +13,7 @@ import {
 } from '../helpers/subscriptions.ts';
 
 /*
- * `reservationChanged` as a client sees it (README, "Live reservation changes"), against the
+ * `reservationChanged` as a client sees it (docs/clients.md, "Live reservation changes"), against the
  * emulator's bookings control, over a real port: GraphQL over SSE and graphql-ws.
  */
 const INTERVAL_MS = 200;

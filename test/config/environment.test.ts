@@ -267,9 +267,9 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     );
   });
 
-  it("accepts the README's LICENSEES_FILE example as it stands (docs that cannot rot)", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const example = /```json\n(\{\n {2}"licensees"[\s\S]*?)```/.exec(readme)?.[1];
+  it("accepts docs/clients.md's LICENSEES_FILE example as it stands (docs that cannot rot)", () => {
+    const clients = readFileSync(new URL('../../docs/clients.md', import.meta.url), 'utf8');
+    const example = /```json\n(\{\n {2}"licensees"[\s\S]*?)```/.exec(clients)?.[1];
     expect(example).toBeDefined();
     const c = loadConfig({
       ...licenseesEnv(JSON.parse(example!)),

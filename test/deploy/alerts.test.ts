@@ -10,7 +10,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
  * deploy/prometheus/alerts.yaml: each rule names only metrics the gateway's /metrics serves, the
- * alerts the README promises are there, and promtool (where it is installed; CI installs it)
+ * alerts docs/operating.md promises are there, and promtool (where it is installed; CI installs it)
  * accepts the rules and prometheus.yml and passes the rules' unit tests in alerts.test.yaml.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * One Node line everywhere: the release scripts/image/node.sh pins (the image's, CI's second run),
- * the Dockerfile's bases, README, and package.json's engines, which says what the production
+ * the Dockerfile's bases, docs/deploying.md, README, and package.json's engines, which says what the production
  * dependencies require. And the lock file installs with the npm that release bundles (an older npm
  * rejects a lock file a newer one wrote): `npm ci --dry-run` with it, in a copy. That Node is the
  * one .ci/run unpacks into the cache; a user's run without it skips that test, saying how to get
@@ -36,10 +36,11 @@ const lowest = (range: string): Version =>
     .sort(compare)[0]!;
 
 describe('the Node line', () => {
-  it('is the same major in scripts/image/node.sh, both Dockerfile stages and README', () => {
+  it('is the same major in scripts/image/node.sh, both Dockerfile stages, docs/deploying.md and README', () => {
     const froms = [...read('Dockerfile').matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
     expect(froms).toEqual([`node:${MAJOR}-bookworm-slim`, `node:${MAJOR}-bookworm-slim`]);
-    expect(read('README.md')).toContain(`node:${MAJOR}-bookworm-slim`);
+    expect(read('docs/deploying.md')).toContain(`node:${MAJOR}-bookworm-slim`);
+    expect(read('README.md')).toContain(`the image runs Node ${MAJOR} LTS`);
   });
 
   it('engines names the highest lower bound of the production dependencies, and the image’s Node is above it', () => {

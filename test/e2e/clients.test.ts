@@ -16,7 +16,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { listen, pause, until } from '../helpers/subscriptions.ts';
 
 /*
- * The client examples of examples/clients (README, "Clients"), installed from their own lock and run
+ * The client examples of examples/clients (docs/clients.md, "Clients"), installed from their own lock and run
  * as a frontend team runs them, against a gateway over the emulator on a real port: Apollo Client 4,
  * urql with graphcache, Relay (compiler and runtime), graphql-ws, graphql-sse and the codegen client
  * preset. Without examples/clients/node_modules and without a registry the suite is skipped with a
@@ -343,7 +343,7 @@ describe.skipIf(!AVAILABLE)('client examples', () => {
     }
   });
 
-  describe('what the clients send across sites (README, "Cross-site requests" and "Clients")', () => {
+  describe('what the clients send across sites (docs/settings.md, "Cross-site requests"; docs/clients.md, "Clients")', () => {
     it('Apollo Client 4 sends content-type: application/json on POST and on GET, and no Apollo-Require-Preflight: both pass the CSRF check', async () => {
       const { post, byGet } = await apollo();
       expect(post).toMatchObject({ method: 'POST', status: 200 });

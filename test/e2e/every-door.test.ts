@@ -17,8 +17,8 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { book, listen, pause, subscribeSse, subscribeWs, until, wsClient } from '../helpers/subscriptions.ts';
 
 /*
- * The rules that guard operations hold on the WebSocket door as on HTTP and SSE (README, "Security
- * model"): trusted documents, per-operation errors, credentials that expire, subscription caps, the
+ * The rules that guard operations hold on the WebSocket door as on HTTP and SSE (docs/security.md)
+ *: trusted documents, per-operation errors, credentials that expire, subscription caps, the
  * audit line and the response cache's extension. Each over a real port, with real clients.
  */
 

@@ -4,7 +4,7 @@ import { freePort } from '../../examples/federation/hive-gateway.ts';
 import { until } from '../helpers/subscriptions.ts';
 
 /**
- * `npm run example:federation` as a user runs it (README "Federating"): Hive Gateway in front of this
+ * `npm run example:federation` as a user runs it (docs/federating.md): Hive Gateway in front of this
  * gateway with demand control at QUERY_MAX_UPSTREAM_CALLS, every request to our subgraph signed, and
  * subscriptions through router callbacks, all at once. What the example prints is what is used.
  */

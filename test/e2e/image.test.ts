@@ -145,7 +145,7 @@ describe('the image', () => {
       ...LIMITS,
       '--publish',
       '127.0.0.1::4000',
-      // The manifests' settings that matter here (HOST=0.0.0.0 is the image's own), and the README's
+      // The manifests' settings that matter here (HOST=0.0.0.0 is the image's own), and docs/deploying.md's
       // `docker run` example: the embedded emulator, no client authentication.
       '--env',
       'HOST=0.0.0.0',

@@ -5,7 +5,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { listen, wsClient } from '../helpers/subscriptions.ts';
 
 /*
- * When the licensee's budget is spent, a read is answered from the last copy held of it (README,
+ * When the licensee's budget is spent, a read is answered from the last copy held of it (docs/clients.md,
  * "When the budget is spent"), and the answer says which fields are how old:
  * `extensions.stale: [{ path, ageSeconds }]`. Over a real port, on HTTP, SSE and graphql-ws.
  * The clock is Date's, moved by the test: the budget, the page cache and the copies' ages read it.

@@ -5,7 +5,7 @@ import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
  * The status page in headless Chromium while a load runs. Its chart draws, its numbers
- * are those of /metrics, and its screenshot is the README's (docs/images/status.png). Without a
+ * are those of /metrics, and its screenshot is docs/operating.md's (docs/images/status.png). Without a
  * browser the suite is skipped with an install hint; under REQUIRE_BROWSER=1 it fails instead.
  */
 const CHROMIUM = browserOrSkip();

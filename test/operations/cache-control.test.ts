@@ -4,7 +4,7 @@ import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
- * The Cache-Control header of GraphQL answers over HTTP (README, "Federating"): `private,
+ * The Cache-Control header of GraphQL answers over HTTP (docs/federating.md): `private,
  * max-age=<s>` for what the response cache keeps, as long as it keeps it, `no-store, max-age=0`
  * for everything else. With RESPONSE_CACHE on and off.
  */

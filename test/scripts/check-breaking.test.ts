@@ -9,12 +9,12 @@ import { main, unreleasedEntries } from '../../scripts/check-breaking.ts';
 
 /**
  * `npm run check:schema`: schema.graphql against the released copy, on scratch copies of both and of
- * the README, as CI runs it. A client-breaking change fails naming its field unless the changelog names it.
+ * CHANGELOG.md, as CI runs it. A client-breaking change fails naming its field unless the changelog names it.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = join(ROOT, 'scripts/check-breaking.ts');
 const schema = readFileSync(join(ROOT, 'schema.graphql'), 'utf8');
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
 
 const dir = mkdtempSync(join(tmpdir(), 'check-breaking-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,22 +33,22 @@ const eventIdNullable = (sdl: string) =>
   );
 
 let n = 0;
-/** Writes the released schema, the current one and a README to a fresh scratch folder; returns their paths. */
-function scratch(current: string, readmeText = readme): string[] {
-  const files = [`released-${n}.graphql`, `current-${n}.graphql`, `README-${n}.md`].map((name) => join(dir, name));
+/** Writes the released schema, the current one and a changelog to a fresh scratch folder; returns their paths. */
+function scratch(current: string, changelogText = changelog): string[] {
+  const files = [`released-${n}.graphql`, `current-${n}.graphql`, `CHANGELOG-${n}.md`].map((name) => join(dir, name));
   n += 1;
   writeFileSync(files[0]!, schema);
   writeFileSync(files[1]!, current);
-  writeFileSync(files[2]!, readmeText);
+  writeFileSync(files[2]!, changelogText);
   return files;
 }
 
 /** Runs the check in-process as the CLI does; what it printed to stdout and stderr. */
-async function check(current: string, readmeText?: string) {
+async function check(current: string, changelogText?: string) {
   const out: string[] = [];
   const err: string[] = [];
   const code = await main(
-    scratch(current, readmeText),
+    scratch(current, changelogText),
     (line) => out.push(line),
     (line) => err.push(line),
   );
@@ -85,8 +85,8 @@ describe('the command', () => {
   });
 
   it('exits 2 naming a file that is missing or not a schema', async () => {
-    const [released, , readmePath] = scratch(schema);
-    const missing = await run([released!, join(dir, 'nowhere.graphql'), readmePath!]);
+    const [released, , changelogPath] = scratch(schema);
+    const missing = await run([released!, join(dir, 'nowhere.graphql'), changelogPath!]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('nowhere.graphql');
 
@@ -149,7 +149,7 @@ describe('the changelog', () => {
   const entry = '- Unreleased: `Event.eventId` may be null: events imported from the old system have none.\n';
 
   it('a breaking change named on an Unreleased line of the changelog passes, with a reminder for the release', async () => {
-    const r = await check(eventIdNullable(schema), `${readme}${entry}`);
+    const r = await check(eventIdNullable(schema), `${changelog}${entry}`);
     expect(r.err).toBe('');
     expect(r.out).toContain(
       "breaking change documented in the changelog: Event.eventId: Field 'Event.eventId' changed type",
@@ -164,7 +164,7 @@ describe('the changelog', () => {
       '  """Name of the event."""\n  name: String\n\n  """City where',
       '  """City where',
     );
-    const r = await check(sdl, `${readme}${entry}`);
+    const r = await check(sdl, `${changelog}${entry}`);
     expect(r.code).toBe(1);
     expect(r.err).toContain('BREAKING change: Event.name:');
     expect(r.err).not.toContain('Event.eventId');
@@ -173,11 +173,11 @@ describe('the changelog', () => {
   it.each([
     [
       'a released entry (it documents a past release, not this change)',
-      `${readme}- 0.1.0: \`Event.eventId\` may be null.\n`,
+      `${changelog}- 0.1.0: \`Event.eventId\` may be null.\n`,
     ],
-    ['an entry that gives no reason', `${readme}- Unreleased: \`Event.eventId\`\n`],
-    ['an entry outside the Changelog section', `${readme.replace('## Changelog', `${entry}\n## Changelog`)}`],
-    ['a README without a Changelog section', `# Readme\n\n${entry}`],
+    ['an entry that gives no reason', `${changelog}- Unreleased: \`Event.eventId\`\n`],
+    ['an entry outside the Changelog section', `${changelog.replace('# Changelog', `${entry}\n# Changelog`)}`],
+    ['a file without a Changelog section', `# Readme\n\n${entry}`],
   ])('does not accept %s', async (_name, text) => {
     const r = await check(eventIdNullable(schema), text);
     expect(r.code).toBe(1);

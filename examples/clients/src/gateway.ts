@@ -8,7 +8,7 @@ export const GATEWAY_URL = process.env.GATEWAY_URL ?? process.argv[2] ?? 'http:/
 
 /**
  * The client's credential, when the gateway asks for one (GATEWAY_AUTH=api-key or jwt): an API key
- * or a token, sent as `Authorization: Bearer …` (README, "Clients and licensees").
+ * or a token, sent as `Authorization: Bearer …` (docs/clients.md, "Clients and licensees").
  */
 export const authorization: Record<string, string> = process.env.GATEWAY_API_KEY
   ? { authorization: `Bearer ${process.env.GATEWAY_API_KEY}` }

@@ -5,7 +5,7 @@
  * (`<__typename>:<id>`) with no `keys` written and warns of nothing.
  *
  * urql sends queries by GET (`preferGetMethod` defaults to 'within-url-limit') with no content-type:
- * the gateway's CSRF check then wants a preflight header (README, "Cross-site requests"), so the
+ * the gateway's CSRF check then wants a preflight header (docs/settings.md, "Cross-site requests"), so the
  * client sends `GraphQL-Preflight: 1` with every request.
  *
  *   node --import tsx src/urql.ts http://127.0.0.1:4000/graphql

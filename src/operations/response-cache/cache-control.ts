@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from './plugin.ts';
 
 /**
- * The `Cache-Control` header of every GraphQL answer over HTTP (README, "Federating"), so that a
+ * The `Cache-Control` header of every GraphQL answer over HTTP (docs/federating.md), so that a
  * federation router's response or entity cache, or a CDN, may keep what we answer as long as we
  * would ourselves, and nothing we would not:
  *

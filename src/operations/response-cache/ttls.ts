@@ -1,5 +1,5 @@
 /**
- * How long the response cache keeps an answer, by the types it contains (README, "Caching"):
+ * How long the response cache keeps an answer, by the types it contains (docs/settings.md, "Caching"):
  * the shortest lifetime among the types of an answer is the answer's. Read by
  * config/environment.ts (RESPONSE_CACHE_TTLS), so this module imports nothing.
  */

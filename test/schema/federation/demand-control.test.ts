@@ -15,14 +15,14 @@ import { composeSupergraph } from './compose.ts';
 
 /**
  * Demand control at the router: the real Hive Gateway (its CLI, `demandControl.maxCost` at our
- * default QUERY_MAX_UPSTREAM_CALLS, as the README's "Federating" says) estimates an operation from
+ * default QUERY_MAX_UPSTREAM_CALLS, as docs/federating.md says) estimates an operation from
  * the `@cost`/`@listSize` our subgraph SDL carries, and refuses what our gateway would refuse as
- * too costly before anything reaches us, while the README's example pages pass.
+ * too costly before anything reaches us, while the example pages of docs/clients.md ("Using the graph") pass.
  */
 
 const MAX = loadConfig({ LOG_LEVEL: 'silent' }).maxUpstreamCallsPerOperation;
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('## Using the graph'), readme.indexOf('### Cursors and totalCount'));
+const clients = readFileSync(new URL('../../../docs/clients.md', import.meta.url), 'utf8');
+const section = clients.slice(clients.indexOf('## Using the graph'), clients.indexOf('### Cursors and totalCount'));
 const examples = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 let t: TestGateway;
@@ -98,13 +98,16 @@ describe(`Hive Gateway with demandControl.maxCost ${MAX} (our QUERY_MAX_UPSTREAM
     expect(t.calls()).toEqual([]);
   });
 
-  it.each(examples.map((e) => [e.split('\n')[0], e]))('admits the README example %s', async (_title, query) => {
-    const res = await throughHive(query);
-    expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-    expect(res.data).toBeTruthy();
-    expect(reachedUs).toBeGreaterThan(0);
-    expect(res.extensions?.cost?.estimated).toBeLessThanOrEqual(MAX);
-  });
+  it.each(examples.map((e) => [e.split('\n')[0], e]))(
+    'admits the docs/clients.md example %s',
+    async (_title, query) => {
+      const res = await throughHive(query);
+      expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+      expect(res.data).toBeTruthy();
+      expect(reachedUs).toBeGreaterThan(0);
+      expect(res.extensions?.cost?.estimated).toBeLessThanOrEqual(MAX);
+    },
+  );
 
   it.each([
     ['an event page', examples[0]!],
