@@ -21,26 +21,19 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
-# The image runs dist/ without source maps (Node is not started with --enable-source-maps).
-RUN find dist -name '*.map' -delete
+# The runtime tree: the files `node dist/main.js`, the emulator and `npm start` can load, traced
+# from this stage's tree (scripts/image/trace.mjs, @vercel/nft): the production dependencies' module
+# files Node reads and nothing else, without a second install. No source maps (Node is not started
+# with --enable-source-maps), types, tests, dev dependencies, npm cache or logs.
+RUN node scripts/image/trace.mjs /app /runtime
 
-# Runtime stage: the built tree and its production install, as test/e2e/production-install.test.ts
-# runs them (test/helpers/production-tree.ts lists what is copied). No TypeScript, tsx or test tool.
+# Runtime stage: the traced tree alone. test/e2e/production-install.test.ts runs such a tree too.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000
 WORKDIR /app
-COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/package-lock.json ./package-lock.json
-COPY --from=build /app/scripts/install-production.sh ./scripts/install-production.sh
-COPY --from=build /app/scripts/start.mjs ./scripts/start.mjs
-COPY --from=build /app/scripts/staleness.mjs ./scripts/staleness.mjs
-COPY --from=build /app/dist ./dist
-# The same npm and lock file as the build stage; npm's cache and logs are removed in the same layer.
-RUN --mount=type=secret,id=npmrc,target=/root/.npmrc --mount=type=secret,id=ca,target=/run/secrets/ca \
-    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi; \
-    sh scripts/install-production.sh && rm -rf /root/.npm /tmp/*
+COPY --from=build /runtime ./
 # The image's `node` user by number, so that Kubernetes' runAsNonRoot can verify it. The files
 # stay root's: the gateway writes nothing, and runs on a read-only root filesystem.
 USER 1000:1000

@@ -223,10 +223,53 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
       await gateway.stop('SIGTERM');
     }
   }, 120_000);
+
+  it('scripts/image/trace.mjs copies what runs (the image’s runtime tree): a query with tracing on, GraphiQL and npm start answer from the copy alone', async (ctx) => {
+    if (unreachable) ctx.skip(unreachable);
+    const traced = mkdtempSync(join(tmpdir(), 'reservation-gateway-traced-'));
+    try {
+      const trace = await run(process.execPath, [join(ROOT, 'scripts/image/trace.mjs'), tree, traced], { cwd: ROOT });
+      expect(trace.code, trace.output).toBe(0);
+      const packages = installedPackages(traced);
+      expect(packages.filter((path) => !lock.packages[path] || lock.packages[path]?.dev)).toEqual([]);
+      // Less than the install it was traced from: no second module format, types, manuals.
+      expect(packages.length).toBeGreaterThan(20);
+      expect(existsSync(join(traced, 'node_modules/@graphql-yoga/render-graphiql/cjs'))).toBe(false);
+      expect(existsSync(join(traced, 'src'))).toBe(false);
+
+      // OTEL_EXPORTER_OTLP_ENDPOINT loads OpenTelemetry's exporter on first use, as CommonJS: the
+      // trace must have kept those files. Nothing listens there; spans are dropped, answers go on.
+      const gateway = await start(process.execPath, ['dist/main.js'], {
+        cwd: traced,
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' },
+      });
+      try {
+        const query = await fetch(gateway.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: '{ event(eventId: 5001) { eventId name } }' }),
+        });
+        expect(await query.json()).toMatchObject({ data: { event: { eventId: 5001 } } });
+        const page = await fetch(gateway.url, { headers: { accept: 'text/html' } });
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('YogaGraphiQL');
+      } finally {
+        expect(await gateway.stop('SIGTERM'), gateway.output()).toBe(0);
+      }
+      const viaNpm = await start('npm', ['start'], { cwd: traced });
+      try {
+        expect((await fetch(viaNpm.url.replace(/\/graphql$/, '/health'))).status).toBe(200);
+      } finally {
+        await viaNpm.stop('SIGTERM');
+      }
+    } finally {
+      rmSync(traced, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
-/** The gateway started in the tree with the image's settings, PORT=0, and the URLs it reports. */
-async function start(command: string, args: string[]) {
+/** The gateway started in the tree (or `cwd`) with the image's settings, PORT=0, and the URLs it reports. */
+async function start(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
   // As the Dockerfile sets them, on loopback; the change feeds poll every half second so a change arrives soon.
   const env = {
     PATH: process.env.PATH,
@@ -236,10 +279,11 @@ async function start(command: string, args: string[]) {
     OPS_PORT: '0',
     LOG_LEVEL: 'info',
     CHANGES_POLL_INTERVAL_MS: '500',
+    ...options.env,
   };
   // Its own process group: `npm start` runs node under a shell, and a signal must reach them all.
   const child: ChildProcess = spawn(command, args, {
-    cwd: tree,
+    cwd: options.cwd ?? tree,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -262,7 +306,11 @@ async function start(command: string, args: string[]) {
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
     void exited.then((code) =>
-      reject(new Error(`${command} ${args.join(' ')} exited with ${code} in ${relative(ROOT, tree)}:\n${output}`)),
+      reject(
+        new Error(
+          `${command} ${args.join(' ')} exited with ${code} in ${relative(ROOT, options.cwd ?? tree)}:\n${output}`,
+        ),
+      ),
     );
   });
   // main.ts logs the embedded emulator's address (pino, one JSON object a line, written

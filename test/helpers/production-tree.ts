@@ -1,7 +1,8 @@
 /**
- * What a production install is made of: the files of the repository the Dockerfile's runtime stage
- * copies from its build stage, and test/e2e/production-install.test.ts copies into an empty folder.
- * test/deploy/image.test.ts checks the Dockerfile copies exactly these.
+ * What a production install is made of: the files of the repository test/e2e/production-install.test.ts
+ * copies into an empty folder before scripts/install-production.sh. The image's runtime tree is
+ * these too (scripts/image/trace.mjs keeps them, test/deploy/image.test.ts checks), without the
+ * install script: its node_modules is traced from the build stage's instead.
  */
 export const PRODUCTION_TREE = [
   'package.json',

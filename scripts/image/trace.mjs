@@ -1,0 +1,88 @@
+// The image's runtime tree: the files that `node dist/main.js`, the emulator (dist/emulator/main.js)
+// and `npm start` (scripts/start.mjs) can load, traced from a built tree by @vercel/nft (the tracer
+// Next.js' standalone output uses), copied with their paths into an empty folder. The Dockerfile's
+// build stage runs it over its own tree, so the runtime stage holds no dev dependency, no second
+// install and no npm log, and only the module files Node reads: no other module format's copy, no
+// types, maps, tests or manuals.
+//
+// Usage: node scripts/image/trace.mjs <built tree> <empty output folder>
+//
+// Two rules narrow the trace below what nft keeps by default, both by how Node itself resolves:
+// - exportsOnly: a package with "exports" is read through them only (Node ignores its "main").
+// - GraphiQL's page (@graphql-yoga/render-graphiql) is reached only by import() from ES modules
+//   (src/http/graphiql.ts), so its CommonJS copy (9 MB) is never read.
+// One rule widens it: nft resolves every `require` of an ES module as an import, also one made by
+// createRequire (src/observability/tracing.ts loads OpenTelemetry as CommonJS that way), so in our
+// own files that create a require, each specifier is resolved both ways.
+// And what the built tree has only for development: `npm start` compiles (scripts/build.mjs, with
+// TypeScript) only where src/ is newer than dist/, and the image has no src/; source maps.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { nodeFileTrace, resolve as resolveDependency } from '@vercel/nft';
+
+const ENTRIES = ['dist/main.js', 'dist/emulator/main.js', 'scripts/start.mjs'];
+/** Read by people and tools, not by Node: kept because they say what the tree is. */
+const ALSO = ['package.json', 'package-lock.json', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
+const NEVER_READ = [
+  'node_modules/@graphql-yoga/render-graphiql/cjs/**',
+  'scripts/build.mjs',
+  'src/**',
+  'tsconfig*.json',
+  '**/*.map',
+];
+
+const [tree, out] = process.argv.slice(2).map((path) => resolve(path));
+if (!tree || !out) {
+  console.error('usage: node scripts/image/trace.mjs <built tree> <empty output folder>');
+  process.exit(2);
+}
+for (const entry of [...ENTRIES, ...ALSO]) {
+  if (!existsSync(join(tree, entry))) {
+    console.error(`trace: ${join(tree, entry)} is missing: run \`npm run build\` there first`);
+    process.exit(1);
+  }
+}
+if (existsSync(out) && readdirSync(out).length > 0) {
+  console.error(`trace: ${out} is not empty`);
+  process.exit(1);
+}
+
+const requiring = new Map();
+/** Whether `file` is one of ours (dist/) that makes a require with createRequire. */
+const createsRequire = (file) => {
+  if (!requiring.has(file)) {
+    requiring.set(file, file.startsWith(join(tree, 'dist')) && readFileSync(file, 'utf8').includes('createRequire('));
+  }
+  return requiring.get(file);
+};
+const { fileList, warnings } = await nodeFileTrace(
+  ENTRIES.map((entry) => join(tree, entry)),
+  {
+    base: tree,
+    processCwd: tree,
+    exportsOnly: true,
+    ignore: NEVER_READ,
+    resolve: async (id, parent, job, cjsResolve) => {
+      if (cjsResolve || !createsRequire(parent)) return resolveDependency(id, parent, job, cjsResolve);
+      const both = await Promise.all([true, false].map((cjs) => resolveDependency(id, parent, job, cjs)));
+      return [...new Set(both.flat())];
+    },
+  },
+);
+// What nft could not resolve: optional peers a package tries and does without (ws' bufferutil,
+// @whatwg-node/fetch's node-libcurl) and a computed path it cannot follow (i18n-iso-countries'
+// locales, of which src/upstream/formats.ts loads English by name). Printed, not fatal: the image
+// test runs the image.
+for (const warning of warnings) console.error(`trace: ${String(warning.message ?? warning).split('\n')[0]}`);
+
+let bytes = 0;
+let files = 0;
+for (const path of new Set([...fileList, ...ALSO])) {
+  const from = join(tree, path);
+  if (!statSync(from).isFile()) continue;
+  mkdirSync(dirname(join(out, path)), { recursive: true });
+  copyFileSync(from, join(out, path));
+  bytes += statSync(from).size;
+  files += 1;
+}
+console.error(`trace: ${files} files, ${(bytes / 1e6).toFixed(1)} MB into ${out}`);
