@@ -1,0 +1,291 @@
+import type { ReservationChange } from '../changes/change.ts';
+import { AddressRefusedError } from '../deliveries/address-policy.ts';
+import type { OutboundAnswer } from '../deliveries/outbound.ts';
+import type { Delivery, DeliveryAttempt, DeliveryStore } from './delivery-store.ts';
+import type { EndpointStore, WebhookEndpoint } from './endpoint-store.ts';
+import { messageId, reservationMessage, TYPE_OF_KIND, testMessage } from './message.ts';
+import { honoursRetryAfter, pauseBefore, RETRY_SCHEDULE_MS, retryAfterMs, verdictOf } from './retry.ts';
+import { signedHeaders } from './signature.ts';
+
+/**
+ * The webhook deliveries: changes become deliveries (one per enabled endpoint of the change's
+ * event and kind), and a dispatcher tries the due ones, a few at a time, each signed afresh with
+ * its endpoint's secrets and sent through the one outbound path. An answer decides what follows
+ * (retry.ts): delivered; tried again on the schedule (Retry-After honoured on 429 and 503); kept
+ * as FAILED after the last attempt; 410 disables the endpoint, and so does failing continuously
+ * for `disableAfterMs`.
+ */
+
+/** Sends a signed delivery: `OutboundClient.post` under the webhook address policy. */
+export type Send = (url: string, body: string, headers: Record<string, string>) => Promise<OutboundAnswer>;
+
+export interface WebhookDeliveriesOptions {
+  endpoints: EndpointStore;
+  queue: DeliveryStore;
+  send: Send;
+  /** An endpoint failing without a success for this long is disabled. @default 3 days */
+  disableAfterMs?: number;
+  /** Attempts in flight at once, across endpoints. @default 16 */
+  concurrency?: number;
+  /** The pause before each attempt. @default RETRY_SCHEDULE_MS */
+  schedule?: readonly number[];
+  /** For the jitter (tests fix it). @default Math.random */
+  random?: () => number;
+  logger?: { info(details: object, message: string): void; warn(details: object, message: string): void };
+}
+
+export const DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1_000;
+
+/** Why an attempt got no answer, in words for the endpoint's licensee (no internal detail). */
+function failureOf(error: unknown): string {
+  if (error instanceof AddressRefusedError) return `refused: ${error.message}`;
+  const message = error instanceof Error ? error.message : '';
+  if (/timeout|aborted/i.test(message)) return 'no answer in time';
+  return 'no answer (the connection failed)';
+}
+
+export class WebhookDeliveries {
+  private readonly endpoints: EndpointStore;
+  private readonly queue: DeliveryStore;
+  private readonly send: Send;
+  private readonly disableAfterMs: number;
+  private readonly concurrency: number;
+  private readonly schedule: readonly number[];
+  private readonly random: () => number;
+  private inFlight = 0;
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
+  private running = false;
+  /** A wake while a run was under way: that run looks again before it ends. */
+  private again = false;
+  private closed = false;
+  /** Attempts under way, awaited by `idle` and `close`. */
+  private readonly attempts = new Set<Promise<void>>();
+
+  constructor(private readonly options: WebhookDeliveriesOptions) {
+    this.endpoints = options.endpoints;
+    this.queue = options.queue;
+    this.send = options.send;
+    this.disableAfterMs = options.disableAfterMs ?? DISABLE_AFTER_MS;
+    this.concurrency = options.concurrency ?? 16;
+    this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
+    this.random = options.random ?? Math.random;
+  }
+
+  /**
+   * Queues `changes` of `licenseeId` (one feed's, in modification order) for the endpoints that
+   * want them. Each change gets its reservation's next sequence once, shared by every endpoint.
+   */
+  async tell(licenseeId: string, changes: readonly ReservationChange[]): Promise<void> {
+    const now = Date.now();
+    const byEvent = new Map<number, WebhookEndpoint[]>();
+    for (const change of changes) {
+      const { eventId, reservationNumber } = change.reservation;
+      let endpoints = byEvent.get(eventId);
+      if (!endpoints) byEvent.set(eventId, (endpoints = await this.endpoints.forEvent(licenseeId, eventId)));
+      const wanting = endpoints.filter((endpoint) => endpoint.kinds.includes(change.kind));
+      if (wanting.length === 0) continue;
+      const sequence = await this.endpoints.nextSequence(licenseeId, eventId, reservationNumber);
+      const body = JSON.stringify(reservationMessage(licenseeId, change, sequence, new Date(now)));
+      for (const endpoint of wanting)
+        await this.queue.add(
+          {
+            endpointId: endpoint.id,
+            licenseeId,
+            messageId: messageId(endpoint.id, change.key),
+            lane: `${eventId}:${reservationNumber}`,
+            type: TYPE_OF_KIND[change.kind],
+            body,
+          },
+          now,
+        );
+    }
+    this.wake();
+  }
+
+  /** Queues a signed `webhook.test` to the endpoint (in a lane of its own); undefined when the licensee has no such endpoint. */
+  async ping(licenseeId: string, endpointId: string): Promise<Delivery | undefined> {
+    const endpoint = await this.endpoints.get(licenseeId, endpointId);
+    if (!endpoint) return undefined;
+    const now = Date.now();
+    const { delivery } = await this.queue.add(
+      {
+        endpointId,
+        licenseeId,
+        messageId: messageId(endpointId, `test:${now}:${this.random()}`),
+        type: 'webhook.test',
+        body: JSON.stringify(testMessage(endpointId, new Date(now))),
+      },
+      now,
+      true,
+    );
+    this.wake();
+    return delivery;
+  }
+
+  /** Queues a delivery again, same body and `webhook-id`, in a lane of its own; undefined when the licensee has no such delivery. */
+  async redeliver(licenseeId: string, deliveryId: string): Promise<Delivery | undefined> {
+    const original = await this.queue.get(licenseeId, deliveryId);
+    if (!original || !(await this.endpoints.get(licenseeId, original.endpointId))) return undefined;
+    const { endpointId, messageId: id, type, body } = original;
+    const { delivery } = await this.queue.add({ endpointId, licenseeId, messageId: id, type, body }, Date.now(), true);
+    this.wake();
+    return delivery;
+  }
+
+  /** Serves the endpoint's lanes again (it was enabled). */
+  async resume(endpointId: string): Promise<void> {
+    await this.queue.resume(endpointId);
+    this.wake();
+  }
+
+  /** Holds the endpoint's lanes (it was disabled): its deliveries wait for it to be enabled. */
+  async pause(endpointId: string): Promise<void> {
+    await this.queue.pause(endpointId);
+  }
+
+  /** Looks for due deliveries now (at start, after queueing, after an attempt). */
+  wake(): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    void this.run();
+  }
+
+  private async run(): Promise<void> {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.again = false;
+    try {
+      while (this.inFlight < this.concurrency) {
+        const due = await this.queue.due(Date.now(), this.concurrency - this.inFlight);
+        if (due.length === 0) break;
+        let started = 0;
+        for (const delivery of due) {
+          if (!(await this.queue.claim(delivery.id))) continue;
+          started++;
+          this.inFlight++;
+          const attempt = this.attempt(delivery)
+            .catch(async (error: unknown) => {
+              // The store failed mid-attempt: the delivery is let go and tried again when next due.
+              this.options.logger?.warn({ err: error, delivery: delivery.id }, 'webhook attempt could not be recorded');
+              await this.queue.release(delivery.id).catch(() => undefined);
+            })
+            .finally(() => {
+              this.inFlight--;
+              this.attempts.delete(attempt);
+              this.wake();
+            });
+          this.attempts.add(attempt);
+        }
+        if (started === 0) break;
+      }
+      await this.arm();
+    } catch (error) {
+      this.options.logger?.warn({ err: error }, 'webhook queue unreachable; trying again shortly');
+      this.armAt(Date.now() + 1_000);
+    } finally {
+      this.running = false;
+    }
+    if (this.again) void this.run();
+  }
+
+  /** A timer for the next delivery due (none while the concurrency is used up: an attempt's end wakes it). */
+  private async arm() {
+    if (this.inFlight >= this.concurrency) return;
+    const next = await this.queue.nextDue();
+    if (next !== undefined) this.armAt(next);
+  }
+
+  private armAt(at: number) {
+    if (this.closed || at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.wake(), Math.max(0, at - Date.now()));
+    this.timer.unref?.();
+  }
+
+  /** One attempt of a claimed delivery, and what follows from its answer. */
+  private async attempt(delivery: Delivery): Promise<void> {
+    const endpoint = await this.endpoints.get(delivery.licenseeId, delivery.endpointId);
+    if (!endpoint) return this.queue.dropEndpoint(delivery.endpointId);
+    if (!endpoint.enabled) {
+      await this.queue.pause(endpoint.id);
+      return this.queue.release(delivery.id);
+    }
+    const at = Date.now();
+    const secrets = endpoint.secrets.filter((secret) => secret.until === undefined || secret.until > at);
+    const headers = signedHeaders(
+      secrets.map((secret) => secret.value),
+      delivery.messageId,
+      Math.floor(at / 1_000),
+      delivery.body,
+    );
+    let answer: OutboundAnswer | undefined;
+    let error: string | undefined;
+    try {
+      answer = await this.send(endpoint.url, delivery.body, headers);
+    } catch (failure) {
+      error = failureOf(failure);
+    }
+    const now = Date.now();
+    const attempt: DeliveryAttempt = {
+      at,
+      status: answer?.status ?? null,
+      latencyMs: answer?.latencyMs ?? now - at,
+      ...(error === undefined ? {} : { error }),
+    };
+    const verdict = answer ? verdictOf(answer.status) : 'retry';
+    if (verdict === 'delivered') {
+      await this.queue.settle(delivery.id, attempt, { status: 'SUCCEEDED' });
+      if (endpoint.failingSince !== null) await this.endpoints.save({ ...endpoint, failingSince: null });
+      return;
+    }
+    if (verdict === 'gone') {
+      await this.queue.settle(delivery.id, attempt, { status: 'FAILED' });
+      return this.disable(endpoint, 'the endpoint answered 410 Gone');
+    }
+    const attemptsMade = delivery.attempts.length + 1;
+    let pause = pauseBefore(attemptsMade, this.random, this.schedule);
+    const asked = answer && honoursRetryAfter(answer.status) ? retryAfterMs(answer.retryAfter, now) : undefined;
+    if (pause !== undefined && asked !== undefined) pause = Math.max(pause, asked);
+    await this.queue.settle(
+      delivery.id,
+      attempt,
+      pause === undefined ? { status: 'FAILED' } : { status: 'PENDING', nextAttemptAt: now + pause },
+    );
+    const failingSince = endpoint.failingSince ?? at;
+    if (now - failingSince >= this.disableAfterMs)
+      return this.disable(
+        { ...endpoint, failingSince },
+        `every attempt failed since ${new Date(failingSince).toISOString()} (${Math.round(this.disableAfterMs / 3_600_000)} h)`,
+      );
+    if (endpoint.failingSince === null) await this.endpoints.save({ ...endpoint, failingSince });
+  }
+
+  private async disable(endpoint: WebhookEndpoint, reason: string): Promise<void> {
+    await this.endpoints.save({ ...endpoint, enabled: false, disabledReason: reason });
+    await this.queue.pause(endpoint.id);
+    this.options.logger?.info(
+      { endpoint: endpoint.id, licensee: endpoint.licenseeId, reason },
+      'webhook endpoint disabled',
+    );
+  }
+
+  /** Resolves once no attempt is under way (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.attempts.size > 0 || this.running) await Promise.all([...this.attempts, Promise.resolve()]);
+  }
+
+  /** Stops trying; attempts under way finish. What is queued stays queued (in memory: lost with the process). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await Promise.all(this.attempts);
+  }
+}

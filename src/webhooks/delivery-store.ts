@@ -1,0 +1,270 @@
+import { randomBytes } from 'node:crypto';
+import type { WebhookType } from './message.ts';
+
+/**
+ * The delivery queue's records. A delivery waits in a lane: one lane per endpoint and reservation
+ * (a ping or a redelivery has a lane of its own), and only the head of a lane is tried, so a
+ * delivery that keeps failing holds back the later changes of its reservation and nothing else.
+ * A lane's head leaves it when it succeeds, or when its last attempt failed (it is kept as FAILED,
+ * redeliverable) and the next one goes on.
+ *
+ * This is the in-memory queue (one process; everything is lost when it stops). The interface is
+ * what a Redis one must give (docs/webhooks.md, "The queue on Redis"): `due` and `claim` over a
+ * sorted set of lane heads by next attempt, a claim held under a lease so that another replica
+ * takes a delivery over when its claimer dies.
+ */
+
+export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+
+export interface DeliveryAttempt {
+  /** When it was sent (ms since the epoch). */
+  at: number;
+  /** The answer's status; null when there was none (refused address, connection failure, timeout). */
+  status: number | null;
+  latencyMs: number;
+  /** Why there was no answer, in words safe to show to the endpoint's licensee. */
+  error?: string;
+}
+
+export interface Delivery {
+  /** `dlv_…` */
+  id: string;
+  endpointId: string;
+  licenseeId: string;
+  /** The `webhook-id`, the same on every attempt (and on a redelivery). */
+  messageId: string;
+  /** The lane it waits in, within its endpoint (`<eventId>:<reservationNumber>`, or its own id). */
+  lane: string;
+  type: WebhookType;
+  /** The JSON body, as signed and sent on every attempt. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  /** When it is next due (ms); meaningful while PENDING. */
+  nextAttemptAt: number;
+  createdAt: number;
+  /** Order of arrival in the store: lanes are served in it, and listings page by it. */
+  position: number;
+}
+
+export type NewDelivery = Pick<Delivery, 'endpointId' | 'licenseeId' | 'messageId' | 'type' | 'body'> & {
+  /** The lane; a lane of its own when unset. */
+  lane?: string;
+};
+
+export interface DeliveryStore {
+  /**
+   * Queues a delivery at the end of its lane, due at once (its lane allowing). Unless `again`, a
+   * message the endpoint already has (pending or done) is not queued twice: the existing one is
+   * answered, with `added` false.
+   */
+  add(delivery: NewDelivery, now: number, again?: boolean): Promise<{ delivery: Delivery; added: boolean }>;
+  /** Up to `limit` lane heads due at `now`, not claimed, of endpoints not paused; oldest first. */
+  due(now: number, limit: number): Promise<Delivery[]>;
+  /** When the earliest lane head not claimed, of an endpoint not paused, is due; undefined when none waits. */
+  nextDue(): Promise<number | undefined>;
+  /** Takes a due delivery for an attempt; false when another took it. */
+  claim(id: string): Promise<boolean>;
+  /** Records an attempt and what follows: PENDING again at `nextAttemptAt`, or SUCCEEDED / FAILED (it leaves its lane). Releases the claim. */
+  settle(
+    id: string,
+    attempt: DeliveryAttempt | undefined,
+    next: { status: DeliveryStatus; nextAttemptAt?: number },
+  ): Promise<void>;
+  /** Releases a claim with nothing recorded (the endpoint turned out disabled). */
+  release(id: string): Promise<void>;
+  /** No lane of the endpoint is served while paused (disabled endpoints); its deliveries wait. */
+  pause(endpointId: string): Promise<void>;
+  resume(endpointId: string): Promise<void>;
+  get(licenseeId: string, id: string): Promise<Delivery | undefined>;
+  /** The endpoint's deliveries, newest first, after `after` (a position), of `status` if given. */
+  list(endpointId: string, options: { first: number; after?: number; status?: DeliveryStatus }): Promise<Delivery[]>;
+  /** Deliveries waiting for the endpoint, and since when the oldest has waited (ms; undefined when none). */
+  backlog(endpointId: string): Promise<{ pending: number; oldestCreatedAt: number | undefined }>;
+  /** Forgets every delivery of a deleted endpoint. */
+  dropEndpoint(endpointId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Finished deliveries kept per endpoint for listing and redelivery (the oldest are forgotten first). */
+export const KEPT_PER_ENDPOINT = 1_000;
+
+export const newDeliveryId = () => `dlv_${randomBytes(12).toString('base64url')}`;
+
+export class MemoryDeliveryStore implements DeliveryStore {
+  private readonly deliveries = new Map<string, Delivery>();
+  /** endpoint → lane → the lane's pending delivery ids, in order. */
+  private readonly lanes = new Map<string, Map<string, string[]>>();
+  /** endpoint → its deliveries' ids in arrival order (pending and kept). */
+  private readonly byEndpoint = new Map<string, string[]>();
+  private readonly claimed = new Set<string>();
+  private readonly paused = new Set<string>();
+  /** `endpoint id` + NUL + `message id` → the delivery queued for it first. */
+  private readonly byMessage = new Map<string, string>();
+  private positions = 0;
+
+  constructor(private readonly kept = KEPT_PER_ENDPOINT) {}
+
+  async add(input: NewDelivery, now: number, again = false): Promise<{ delivery: Delivery; added: boolean }> {
+    const messageKey = `${input.endpointId}\u0000${input.messageId}`;
+    const existing = again ? undefined : this.deliveries.get(this.byMessage.get(messageKey) ?? '');
+    if (existing) return { delivery: structuredClone(existing), added: false };
+    const id = newDeliveryId();
+    if (!this.byMessage.has(messageKey)) this.byMessage.set(messageKey, id);
+    const delivery: Delivery = {
+      ...input,
+      id,
+      lane: input.lane ?? id,
+      status: 'PENDING',
+      attempts: [],
+      nextAttemptAt: now,
+      createdAt: now,
+      position: ++this.positions,
+    };
+    this.deliveries.set(id, delivery);
+    this.idsOf(input.endpointId).push(id);
+    let lanes = this.lanes.get(input.endpointId);
+    if (!lanes) this.lanes.set(input.endpointId, (lanes = new Map()));
+    const lane = lanes.get(delivery.lane);
+    if (lane) lane.push(id);
+    else lanes.set(delivery.lane, [id]);
+    return { delivery: structuredClone(delivery), added: true };
+  }
+
+  private idsOf(endpointId: string): string[] {
+    let ids = this.byEndpoint.get(endpointId);
+    if (!ids) this.byEndpoint.set(endpointId, (ids = []));
+    return ids;
+  }
+
+  /** Every lane head not claimed, of endpoints not paused. */
+  private heads(): Delivery[] {
+    const heads: Delivery[] = [];
+    for (const [endpointId, lanes] of this.lanes) {
+      if (this.paused.has(endpointId)) continue;
+      for (const [, ids] of lanes) {
+        const head = ids[0] === undefined ? undefined : this.deliveries.get(ids[0]);
+        if (head && !this.claimed.has(head.id)) heads.push(head);
+      }
+    }
+    return heads;
+  }
+
+  async due(now: number, limit: number): Promise<Delivery[]> {
+    return this.heads()
+      .filter((head) => head.nextAttemptAt <= now)
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.position - b.position)
+      .slice(0, limit)
+      .map((delivery) => structuredClone(delivery));
+  }
+
+  async nextDue(): Promise<number | undefined> {
+    let earliest: number | undefined;
+    for (const head of this.heads())
+      if (earliest === undefined || head.nextAttemptAt < earliest) earliest = head.nextAttemptAt;
+    return earliest;
+  }
+
+  async claim(id: string): Promise<boolean> {
+    if (this.claimed.has(id) || this.deliveries.get(id)?.status !== 'PENDING') return false;
+    this.claimed.add(id);
+    return true;
+  }
+
+  async settle(
+    id: string,
+    attempt: DeliveryAttempt | undefined,
+    next: { status: DeliveryStatus; nextAttemptAt?: number },
+  ): Promise<void> {
+    this.claimed.delete(id);
+    const delivery = this.deliveries.get(id);
+    if (!delivery) return;
+    if (attempt) delivery.attempts.push(attempt);
+    delivery.status = next.status;
+    if (next.nextAttemptAt !== undefined) delivery.nextAttemptAt = next.nextAttemptAt;
+    if (next.status === 'PENDING') return;
+    const lanes = this.lanes.get(delivery.endpointId);
+    const lane = lanes?.get(delivery.lane);
+    if (lane) {
+      lane.splice(lane.indexOf(id), 1);
+      if (lane.length === 0) lanes?.delete(delivery.lane);
+    }
+    this.forgetOldest(delivery.endpointId);
+  }
+
+  /** Keeps at most `kept` finished deliveries of an endpoint. */
+  private forgetOldest(endpointId: string) {
+    const ids = this.idsOf(endpointId);
+    let finished = ids.filter((id) => this.deliveries.get(id)?.status !== 'PENDING').length;
+    for (let index = 0; finished > this.kept && index < ids.length; ) {
+      const id = ids[index] as string;
+      if (this.deliveries.get(id)?.status === 'PENDING') {
+        index++;
+        continue;
+      }
+      ids.splice(index, 1);
+      this.forget(id);
+      finished--;
+    }
+  }
+
+  private forget(id: string) {
+    const delivery = this.deliveries.get(id);
+    if (!delivery) return;
+    this.deliveries.delete(id);
+    this.claimed.delete(id);
+    const messageKey = `${delivery.endpointId}\u0000${delivery.messageId}`;
+    if (this.byMessage.get(messageKey) === id) this.byMessage.delete(messageKey);
+  }
+
+  async release(id: string): Promise<void> {
+    this.claimed.delete(id);
+  }
+
+  async pause(endpointId: string): Promise<void> {
+    this.paused.add(endpointId);
+  }
+
+  async resume(endpointId: string): Promise<void> {
+    this.paused.delete(endpointId);
+  }
+
+  async get(licenseeId: string, id: string): Promise<Delivery | undefined> {
+    const delivery = this.deliveries.get(id);
+    return delivery?.licenseeId === licenseeId ? structuredClone(delivery) : undefined;
+  }
+
+  async list(
+    endpointId: string,
+    { first, after, status }: { first: number; after?: number; status?: DeliveryStatus },
+  ): Promise<Delivery[]> {
+    const found: Delivery[] = [];
+    const ids = this.byEndpoint.get(endpointId) ?? [];
+    for (let index = ids.length - 1; index >= 0 && found.length < first; index--) {
+      const delivery = this.deliveries.get(ids[index] as string);
+      if (!delivery || (after !== undefined && delivery.position >= after)) continue;
+      if (status === undefined || delivery.status === status) found.push(structuredClone(delivery));
+    }
+    return found;
+  }
+
+  async backlog(endpointId: string): Promise<{ pending: number; oldestCreatedAt: number | undefined }> {
+    let pending = 0;
+    let oldestCreatedAt: number | undefined;
+    for (const ids of this.lanes.get(endpointId)?.values() ?? []) {
+      pending += ids.length;
+      const head = this.deliveries.get(ids[0] as string);
+      if (head && (oldestCreatedAt === undefined || head.createdAt < oldestCreatedAt)) oldestCreatedAt = head.createdAt;
+    }
+    return { pending, oldestCreatedAt };
+  }
+
+  async dropEndpoint(endpointId: string): Promise<void> {
+    for (const id of this.byEndpoint.get(endpointId) ?? []) this.forget(id);
+    this.byEndpoint.delete(endpointId);
+    this.lanes.delete(endpointId);
+    this.paused.delete(endpointId);
+  }
+
+  async close(): Promise<void> {}
+}

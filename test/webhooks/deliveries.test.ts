@@ -1,0 +1,414 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ChangeKind, ReservationChange } from '../../src/changes/change.ts';
+import { AddressRefusedError } from '../../src/deliveries/address-policy.ts';
+import { OutboundError } from '../../src/deliveries/outbound.ts';
+import type { ReservationModel } from '../../src/resolvers/models.ts';
+import { DISABLE_AFTER_MS, type Send, WebhookDeliveries } from '../../src/webhooks/deliveries.ts';
+import { MemoryDeliveryStore } from '../../src/webhooks/delivery-store.ts';
+import { MemoryEndpointStore, type WebhookEndpoint } from '../../src/webhooks/endpoint-store.ts';
+import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry.ts';
+import { newSecret, verify } from '../../src/webhooks/signature.ts';
+
+/*
+ * The delivery queue on a fake clock: who gets a change, the retry schedule with its jitter,
+ * Retry-After, 410, 3xx, per-reservation order, disabling after failing for days, and the
+ * signature on every attempt. The sender is a script (no sockets): what it was sent, and when.
+ */
+
+const T0 = Date.parse('2027-01-15T12:00:00Z');
+const SECOND = 1_000;
+
+interface Sent {
+  at: number;
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A sender answering with `answer(sent, n)` (n: 0-based count of requests so far), recording every request. */
+function scripted(answer: (sent: Sent, n: number) => { status: number; retryAfter?: string } | Error) {
+  const sent: Sent[] = [];
+  const send: Send = async (url, body, headers) => {
+    const request = { at: Date.now(), url, body, headers };
+    sent.push(request);
+    const result = answer(request, sent.length - 1);
+    if (result instanceof Error) throw result;
+    return { ...result, body: '', latencyMs: 3 };
+  };
+  return { send, sent };
+}
+
+let changeNumber = 0;
+function change(reservationNumber: number, kind: ChangeKind = 'CHANGED', eventId = 5003): ReservationChange {
+  changeNumber++;
+  const modifiedAt = new Date(T0 + changeNumber * 60_000).toISOString();
+  const reservation = { eventId, reservationNumber, status: 'accepted', modifiedDate: modifiedAt };
+  return {
+    kind,
+    modifiedAt,
+    reservation: reservation as unknown as ReservationModel,
+    key: `${reservationNumber}:h${changeNumber}`,
+  };
+}
+
+function endpoint(fields: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id: `ep_${Math.random().toString(36).slice(2)}`,
+    licenseeId: '1001',
+    url: 'https://receiver.example/hooks',
+    eventIds: [5003],
+    kinds: ['CREATED', 'CHANGED', 'CANCELLED'],
+    description: null,
+    secrets: [{ value: newSecret() }],
+    enabled: true,
+    disabledReason: null,
+    failingSince: null,
+    createdAt: T0,
+    ...fields,
+  };
+}
+
+describe('webhook deliveries', () => {
+  let endpoints: MemoryEndpointStore;
+  let queue: MemoryDeliveryStore;
+  let running: WebhookDeliveries[];
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    endpoints = new MemoryEndpointStore();
+    queue = new MemoryDeliveryStore();
+    running = [];
+  });
+  afterEach(async () => {
+    await Promise.all(running.map((deliveries) => deliveries.close()));
+    vi.useRealTimers();
+  });
+
+  function start(send: Send, options: { random?: () => number; disableAfterMs?: number } = {}) {
+    const deliveries = new WebhookDeliveries({
+      endpoints,
+      queue,
+      send,
+      random: options.random ?? (() => 0),
+      ...options,
+    });
+    running.push(deliveries);
+    return deliveries;
+  }
+
+  /** Lets the clock run `ms`, attempts and their follow-ups included. */
+  const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+  it('sends a change at once to each enabled endpoint of its event and kind, signed, and to no other', async () => {
+    const wanted = endpoint();
+    const others = [
+      endpoint({ eventIds: [5004] }),
+      endpoint({ kinds: ['CANCELLED'] }),
+      endpoint({ enabled: false, disabledReason: 'disabled by its client' }),
+      endpoint({ licenseeId: '1002' }),
+    ];
+    for (const each of [wanted, ...others]) await endpoints.save(each);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+
+    await deliveries.tell('1001', [change(700001, 'CHANGED')]);
+    await elapse(0);
+
+    expect(sent).toHaveLength(1);
+    const [request] = sent as [Sent];
+    expect(request.at).toBe(T0);
+    expect(request.url).toBe(wanted.url);
+    expect(verify(wanted.secrets[0]!.value, request.headers, request.body, Math.floor(T0 / 1_000))).toBe(true);
+    expect(JSON.parse(request.body)).toMatchObject({
+      type: 'reservation.changed',
+      data: { eventId: 5003, reservationNumber: 700001, status: 'ACCEPTED', sequence: 1 },
+    });
+    const [listed] = await queue.list(wanted.id, { first: 10 });
+    expect(listed).toMatchObject({ status: 'SUCCEEDED', attempts: [{ at: T0, status: 204, latencyMs: 3 }] });
+  });
+
+  it('tries a failing delivery on the schedule (immediately, 5 s, 5 min, … 24 h), the same webhook-id each time, then keeps it as FAILED', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    const { send, sent } = scripted(() => ({ status: 500 }));
+    const deliveries = start(send, { disableAfterMs: Infinity });
+
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(4 * 24 * 3_600 * SECOND);
+
+    let at = T0;
+    expect(sent.map((request) => request.at)).toEqual(RETRY_SCHEDULE_MS.map((pause) => (at += pause)));
+    expect(new Set(sent.map((request) => request.headers['webhook-id'])).size).toBe(1);
+    expect(new Set(sent.map((request) => request.body)).size).toBe(1);
+    const [kept] = await queue.list(target.id, { first: 10 });
+    expect(kept?.status).toBe('FAILED');
+    expect(kept?.attempts).toHaveLength(10);
+    // Signed afresh on each attempt: the timestamp is the attempt's.
+    expect(sent[1]?.headers['webhook-timestamp']).toBe(String((T0 + 5 * SECOND) / 1_000));
+  });
+
+  it('stretches each pause by up to a tenth at random', async () => {
+    await endpoints.save(endpoint());
+    const { send, sent } = scripted(() => ({ status: 500 }));
+    const deliveries = start(send, { random: () => 0.5, disableAfterMs: Infinity });
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(10 * 60 * SECOND);
+    expect(sent.map((request) => request.at - T0)).toEqual([0, 5_250, 5_250 + 315_000]);
+  });
+
+  it('holds back the later changes of a failing reservation only: after three 500s and a 200, the next change follows', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    let failuresLeft = 3;
+    const { send, sent } = scripted((request) => {
+      const { data } = JSON.parse(request.body) as { data: { reservationNumber: number } };
+      if (data.reservationNumber === 700001 && failuresLeft > 0) {
+        failuresLeft--;
+        return { status: 500 };
+      }
+      return { status: 200 };
+    });
+    const deliveries = start(send);
+
+    await deliveries.tell('1001', [change(700001), change(700002)]);
+    await deliveries.tell('1001', [change(700001, 'CANCELLED')]);
+    await elapse(0);
+    // The other reservation is not held back.
+    expect(sent.map((request) => JSON.parse(request.body).data.reservationNumber)).toEqual([700001, 700002]);
+
+    await elapse(5 * SECOND + 5 * 60 * SECOND + 30 * 60 * SECOND);
+    const told = sent.map((request) => {
+      const { type, data } = JSON.parse(request.body) as {
+        type: string;
+        data: { reservationNumber: number; sequence: number };
+      };
+      return `${data.reservationNumber} ${type} #${data.sequence} ${request.headers['webhook-id']}`;
+    });
+    const first = told[0]!;
+    expect(told).toEqual([first, expect.stringMatching(/^700002 /), first, first, first, expect.any(String)]);
+    expect(told[5]).toMatch(/^700001 reservation\.cancelled #2 msg_/);
+    expect(told[5]).not.toContain(first.split(' ')[3]);
+    expect(sent[5]?.at).toBe(sent[4]?.at);
+  });
+
+  it('honours Retry-After on 429 and 503 (seconds or a date), not on other statuses', async () => {
+    await endpoints.save(endpoint());
+    const answers = [
+      { status: 429, retryAfter: '120' },
+      { status: 503, retryAfter: new Date(T0 + 3_600 * SECOND).toUTCString() },
+      { status: 500, retryAfter: '86400' },
+      { status: 204 },
+    ];
+    const { send, sent } = scripted((_, n) => answers[n] ?? { status: 204 });
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(2 * 3_600 * SECOND);
+    expect(sent.map((request) => request.at - T0)).toEqual([
+      0,
+      120 * SECOND,
+      3_600 * SECOND,
+      // 500 with Retry-After: the schedule's 30 min.
+      3_600 * SECOND + 30 * 60 * SECOND,
+    ]);
+  });
+
+  it('disables the endpoint on 410, says why, and sends it nothing more', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    const { send, sent } = scripted(() => ({ status: 410 }));
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(0);
+    expect(await endpoints.get('1001', target.id)).toMatchObject({
+      enabled: false,
+      disabledReason: 'the endpoint answered 410 Gone',
+    });
+    const [gone] = await queue.list(target.id, { first: 1 });
+    expect(gone?.status).toBe('FAILED');
+
+    await deliveries.tell('1001', [change(700002)]);
+    await elapse(24 * 3_600 * SECOND);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('counts a redirect as a failure (it is not followed) and a refused address or no answer as attempts without a status', async () => {
+    await endpoints.save(endpoint());
+    const answers = [
+      { status: 302 },
+      new AddressRefusedError('the host name resolves to an address that is not public unicast'),
+      new OutboundError('no answer: connect ECONNREFUSED'),
+      { status: 200 },
+    ];
+    const { send } = scripted((_, n) => answers[n] ?? { status: 200 });
+    const deliveries = start(send);
+    const target = (await endpoints.list('1001'))[0]!;
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(40 * 60 * SECOND);
+    const [delivery] = await queue.list(target.id, { first: 1 });
+    expect(delivery?.status).toBe('SUCCEEDED');
+    expect(delivery?.attempts.map(({ status, error }) => ({ status, error }))).toEqual([
+      { status: 302, error: undefined },
+      { status: null, error: 'refused: the host name resolves to an address that is not public unicast' },
+      { status: null, error: 'no answer (the connection failed)' },
+      { status: 200, error: undefined },
+    ]);
+  });
+
+  it('disables an endpoint failing without a success for the set time, saying since when; a success in between starts the count again', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    let failing = true;
+    const { send } = scripted(() => ({ status: failing ? 500 : 204 }));
+    const deliveries = start(send, { disableAfterMs: 2 * 3_600 * SECOND });
+
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(60 * SECOND);
+    expect((await endpoints.get('1001', target.id))?.failingSince).toBe(T0);
+    failing = false;
+    await elapse(30 * 60 * SECOND);
+    expect((await endpoints.get('1001', target.id))?.failingSince).toBeNull();
+
+    failing = true;
+    const since = Date.now();
+    await deliveries.tell('1001', [change(700002)]);
+    await elapse(3 * 3_600 * SECOND);
+    const disabled = await endpoints.get('1001', target.id);
+    expect(disabled?.enabled).toBe(false);
+    expect(disabled?.disabledReason).toBe(`every attempt failed since ${new Date(since).toISOString()} (2 h)`);
+    expect(DISABLE_AFTER_MS).toBe(3 * 24 * 3_600 * SECOND);
+  });
+
+  it('holds a disabled endpoint’s deliveries and sends them once it is enabled again', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001)]);
+    await endpoints.save({ ...target, enabled: false, disabledReason: 'disabled by its client' });
+    await deliveries.pause(target.id);
+    await elapse(60 * SECOND);
+    expect(sent).toHaveLength(0);
+    await endpoints.save(target);
+    await deliveries.resume(target.id);
+    await elapse(0);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('signs with both secrets while the previous one is valid, then with the current one only', async () => {
+    const [current, previous] = [newSecret(), newSecret()];
+    await endpoints.save(endpoint({ secrets: [{ value: current }, { value: previous, until: T0 + 60 * SECOND }] }));
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001)]);
+    await elapse(120 * SECOND);
+    await deliveries.tell('1001', [change(700002)]);
+    await elapse(0);
+    const [before, after] = sent as [Sent, Sent];
+    expect(verify(previous, before.headers, before.body, T0 / 1_000)).toBe(true);
+    expect(verify(current, before.headers, before.body, T0 / 1_000)).toBe(true);
+    expect(after.headers['webhook-signature']?.split(' ')).toHaveLength(1);
+    expect(verify(previous, after.headers, after.body, Date.now() / 1_000)).toBe(false);
+    expect(verify(current, after.headers, after.body, Math.floor(Date.now() / 1_000))).toBe(true);
+  });
+
+  it('queues a change once however often it is told, and a redelivery with the same webhook-id', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    const once = change(700001);
+    await deliveries.tell('1001', [once]);
+    await deliveries.tell('1001', [once]);
+    await elapse(0);
+    expect(sent).toHaveLength(1);
+
+    const [delivered] = await queue.list(target.id, { first: 1 });
+    expect(await deliveries.redeliver('1002', delivered!.id)).toBeUndefined();
+    const again = await deliveries.redeliver('1001', delivered!.id);
+    expect(again?.id).not.toBe(delivered?.id);
+    await elapse(0);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.headers['webhook-id']).toBe(sent[0]?.headers['webhook-id']);
+    expect(sent[1]?.body).toBe(sent[0]?.body);
+  });
+
+  it('pings an endpoint of the licensee with a signed webhook.test, and no other licensee’s', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    expect(await deliveries.ping('1002', target.id)).toBeUndefined();
+    expect(await deliveries.ping('1001', target.id)).toMatchObject({ type: 'webhook.test', status: 'PENDING' });
+    await elapse(0);
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0]!.body)).toEqual({
+      type: 'webhook.test',
+      timestamp: new Date(T0).toISOString(),
+      data: { endpointId: target.id },
+    });
+    expect(verify(target.secrets[0]!.value, sent[0]!.headers, sent[0]!.body, T0 / 1_000)).toBe(true);
+  });
+
+  it('gives each reservation’s changes a growing sequence, shared by the endpoints', async () => {
+    const [one, two] = [endpoint(), endpoint()];
+    await endpoints.save(one);
+    await endpoints.save(two);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001, 'CREATED'), change(700002, 'CREATED')]);
+    await deliveries.tell('1001', [change(700001, 'CHANGED')]);
+    await elapse(0);
+    const seen = sent.map((request) => {
+      const { data } = JSON.parse(request.body) as { data: { reservationNumber: number; sequence: number } };
+      return `${request.url === one.url ? 'same url' : '?'} ${data.reservationNumber}#${data.sequence}`;
+    });
+    expect(seen.sort()).toEqual([
+      'same url 700001#1',
+      'same url 700001#1',
+      'same url 700001#2',
+      'same url 700001#2',
+      'same url 700002#1',
+      'same url 700002#1',
+    ]);
+  });
+});
+
+describe('MemoryDeliveryStore', () => {
+  it('keeps a bounded number of finished deliveries per endpoint, never a pending one', async () => {
+    const store = new MemoryDeliveryStore(2);
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) {
+      const { delivery } = await store.add(
+        { endpointId: 'ep_1', licenseeId: '1001', messageId: `msg_${n}`, type: 'webhook.test', body: '{}' },
+        n,
+      );
+      ids.push(delivery.id);
+    }
+    for (const id of ids.slice(1)) await store.settle(id, undefined, { status: 'SUCCEEDED' });
+    expect((await store.list('ep_1', { first: 10 })).map((delivery) => delivery.id)).toEqual([ids[3], ids[2], ids[0]]);
+    expect(await store.backlog('ep_1')).toEqual({ pending: 1, oldestCreatedAt: 0 });
+    expect(await store.get('1002', ids[0]!)).toBeUndefined();
+  });
+
+  it('pages newest first after a position, filtered by status', async () => {
+    const store = new MemoryDeliveryStore();
+    const made = [];
+    for (let n = 0; n < 5; n++)
+      made.push(
+        (
+          await store.add(
+            { endpointId: 'ep_1', licenseeId: '1001', messageId: `msg_${n}`, type: 'webhook.test', body: '{}' },
+            n,
+          )
+        ).delivery,
+      );
+    await store.settle(made[1]!.id, undefined, { status: 'FAILED' });
+    await store.settle(made[3]!.id, undefined, { status: 'FAILED' });
+    const page = await store.list('ep_1', { first: 2 });
+    expect(page.map((delivery) => delivery.position)).toEqual([5, 4]);
+    const next = await store.list('ep_1', { first: 2, after: page[1]!.position });
+    expect(next.map((delivery) => delivery.position)).toEqual([3, 2]);
+    expect((await store.list('ep_1', { first: 10, status: 'FAILED' })).map((delivery) => delivery.position)).toEqual([
+      4, 2,
+    ]);
+  });
+});
