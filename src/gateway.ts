@@ -64,6 +64,7 @@ import { schema } from './schema/index.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { observeAll } from './upstream/observer.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
+import { createWebhooks, type GatewayWebhooks } from './webhooks/gateway-webhooks.ts';
 
 export interface Gateway {
   /** The clients' door (PORT): GraphQL, GraphiQL and the probes. */
@@ -77,6 +78,8 @@ export interface Gateway {
   changeFeeds: FeedRegistry;
   /** The subscriptions this replica delivers through router callbacks. */
   callbacks: CallbackDeliveries;
+  /** Webhook endpoints, their deliveries, and the feeds joined for them (docs/webhooks.md). */
+  webhooks: GatewayWebhooks;
   /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
   acceptWebSockets(server: Server): WebSocketTransport;
   /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
@@ -143,6 +146,14 @@ export function createGateway(
     intervalMs: config.changesPollIntervalMs,
     logger: logger?.child({ component: 'changes' }),
     ...(shared ? { redis: shared.redis } : {}),
+  });
+  // Webhooks: endpoints in Redis when shared; events with an enabled endpoint join their feed.
+  const webhooks = createWebhooks({
+    ...config.webhooks,
+    licensees: config.licensees.map((licensee) => licensee.account),
+    feeds: changeFeeds,
+    ...(shared ? { redis: shared.redis } : {}),
+    ...(logger ? { logger: logger.child({ component: 'webhooks' }) } : {}),
   });
   // Router callbacks: recorded in Redis (any replica adopts those of a replica that died), else here.
   const callbacks = new CallbackDeliveries(
@@ -298,6 +309,7 @@ export function createGateway(
       );
       // Set, not spread into a copy: a copy of the context per request costs more than it seems.
       context.changeFeeds = changeFeeds;
+      context.webhooks = webhooks.management;
       return context;
     },
     maskedErrors: { maskError: (error) => maskError(error, logger) },
@@ -360,6 +372,7 @@ export function createGateway(
     metrics,
     changeFeeds,
     callbacks,
+    webhooks,
     clearResponseCache: () => responseCache.clear(),
     acceptWebSockets: (server) =>
       serveWebSockets(
@@ -383,6 +396,7 @@ export function createGateway(
     close: async () => {
       budgetHistory.stop();
       await callbacks.close();
+      await webhooks.close();
       sharedSlots?.close();
       await changeFeeds.close();
       await (await unsubscribe)?.();

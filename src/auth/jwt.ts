@@ -122,7 +122,7 @@ function clientOf(payload: JWTPayload): string {
   return typeof name === 'string' ? name.slice(0, 64) : 'jwt';
 }
 
-/** `scope`: one space-separated string (RFC 8693 section 4.2); scopes other than read and write are not this gateway's. */
+/** `scope`: one space-separated string (RFC 8693 section 4.2); scopes other than read, write and webhooks:manage are not this gateway's. */
 function scopesOf(scope: unknown): ReadonlySet<Scope> {
   const words = typeof scope === 'string' ? scope.split(' ') : [];
   return new Set(SCOPES.filter((known) => words.includes(known)));

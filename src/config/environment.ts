@@ -248,6 +248,20 @@ const envSchema = z.object({
       ),
     )
     .default([]),
+  // Local development only: receivers on these hosts may be called over plain HTTP, at any address.
+  WEBHOOK_ALLOW_HTTP_HOSTS: list()
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/,
+            'each must be a host name or address like localhost or 127.0.0.1',
+          ),
+      ),
+    )
+    .default([]),
+  WEBHOOK_DISABLE_AFTER_HOURS: int(1, 8_760).default(72),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
   GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
   RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
@@ -421,6 +435,8 @@ export interface Config {
   subscriptionsPerClient: number;
   /** SUBSCRIPTION_CALLBACK_URLS: the URL prefixes a router's callbacks may go to; none: callback subscriptions refused. */
   subscriptionCallbackUrls: string[];
+  /** WEBHOOK_ALLOW_HTTP_HOSTS and WEBHOOK_DISABLE_AFTER_HOURS (docs/webhooks.md). */
+  webhooks: { allowHttpHosts: string[]; disableAfterMs: number };
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
@@ -538,6 +554,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
     subscriptionsPerClient: e.SUBSCRIPTIONS_PER_CLIENT,
     subscriptionCallbackUrls: e.SUBSCRIPTION_CALLBACK_URLS,
+    webhooks: {
+      allowHttpHosts: e.WEBHOOK_ALLOW_HTTP_HOSTS.map((host) => host.toLowerCase()),
+      disableAfterMs: e.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+    },
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',
     http: {

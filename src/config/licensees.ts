@@ -46,8 +46,8 @@ const clientSchema = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/, "must be the lowercase hex SHA-256 of the client's key (64 characters 0-9 a-f)"),
   scopes: z
-    .array(z.enum(SCOPES, 'must be "read" or "write"'))
-    .min(1, 'must list "read", "write" or both')
+    .array(z.enum(SCOPES, 'must be "read", "write" or "webhooks:manage"'))
+    .min(1, 'must list "read", "write", "webhooks:manage" or several')
     .refine((scopes) => new Set(scopes).size === scopes.length, 'must not repeat a scope'),
 });
 

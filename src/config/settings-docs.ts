@@ -238,6 +238,17 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
         "URL prefixes a router's subscription callbacks may go to (comma-separated, like `https://router.internal:4000/callback`): same scheme, host and port, and a path at or below the prefix's; a subscription naming any other `callbackUrl` is refused with 400 (`BAD_USER_INPUT`) before anything is sent to it ([Subscriptions through router callbacks](clients.md#subscriptions-through-router-callbacks))",
       default: 'unset: callback subscriptions refused with 400 naming this setting',
     },
+    {
+      settings: ['WEBHOOK_ALLOW_HTTP_HOSTS'],
+      meaning:
+        'for local development only: host names or addresses (comma-separated, like `localhost,127.0.0.1`, matched as written in the URL) that webhook endpoints may name over plain HTTP and at a non-public address; every other endpoint must be HTTPS to a host whose every address is public unicast ([Webhooks](webhooks.md#where-a-webhook-may-go))',
+      default: 'unset: HTTPS to public addresses only',
+    },
+    {
+      settings: ['WEBHOOK_DISABLE_AFTER_HOURS'],
+      meaning:
+        'a webhook endpoint whose attempts have all failed for this many hours is disabled, its `disabledReason` saying since when ([Webhooks](webhooks.md#the-queue-and-its-retries))',
+    },
   ],
   replicas: [
     {

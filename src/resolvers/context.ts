@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { FeedRegistry } from '../changes/registry.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { WebhookManagement } from '../webhooks/management.ts';
 import { createRequestCalls, type RequestCalls } from './request-calls.ts';
 
 /**
@@ -25,6 +26,8 @@ export interface GatewayContext {
    * whose record keeps the position so that another replica can resume the stream from it.
    */
   changeCursor?: { at(instant: string): void };
+  /** Webhook management (src/schema/webhook.ts), set by the gateway. */
+  webhooks?: WebhookManagement;
 }
 
 export interface ResolverLog {

@@ -15,6 +15,7 @@ import './attendee.ts';
 import './question.ts';
 import './custom-field.ts';
 import './pickup.ts';
+import './webhook.ts';
 
 builder.queryType({ description: 'Reads of the reservation service, for one licensee.' });
 builder.mutationType({ description: 'Writes to the reservation service, checked before anything is sent.' });

@@ -9,11 +9,16 @@ import { ReservationStatus, vocabularyEnum } from './enums.ts';
 import type { SameShape } from './input-shape.ts';
 import { ReservationRef } from './refs.ts';
 
-const ReservationChangeKind = vocabularyEnum('ReservationChangeKind', 'What happened to a reservation.', CHANGE_KINDS, {
-  CREATED: 'Made since the subscription began (or since `since`), and not cancelled.',
-  CHANGED: 'Changed in any other way (a cancelled reservation changed again is CHANGED).',
-  CANCELLED: 'Cancelled since it was last seen (or first seen already cancelled, made and cancelled in between).',
-});
+export const ReservationChangeKind = vocabularyEnum(
+  'ReservationChangeKind',
+  'What happened to a reservation.',
+  CHANGE_KINDS,
+  {
+    CREATED: 'Made since the subscription began (or since `since`), and not cancelled.',
+    CHANGED: 'Changed in any other way (a cancelled reservation changed again is CHANGED).',
+    CANCELLED: 'Cancelled since it was last seen (or first seen already cancelled, made and cancelled in between).',
+  },
+);
 
 const ReservationChange = builder.objectRef<ChangeModel>('ReservationChange').implement({
   description:

@@ -166,7 +166,7 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     for (const expected of [
       'LICENSEES_FILE licensees[0] ("acme").keyEnv: names UNSET_VARIABLE, which is not set',
       'licensees[0] ("acme").clients[0].apiKeySha256: must be the lowercase hex SHA-256',
-      'licensees[0] ("acme").clients[0].scopes[0]: must be "read" or "write"',
+      'licensees[0] ("acme").clients[0].scopes[0]: must be "read", "write" or "webhooks:manage"',
       'licensees[1] ("globex").systemIdentifier: must be the licensee number',
       'licensees[1] ("globex").timezone: must be an IANA time zone',
       'licensees[1] ("globex").rateLimit: must be at least 1',

@@ -109,7 +109,14 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       session: (context) => sessionOf(context.principal),
       enabled: (context) => !uncached.has(context),
       ttl: FALLBACK_TTL,
-      ttlPerSchemaCoordinate: { ...settings.ttls, 'Query.__schema': 0, 'Query.__type': 0 },
+      // Webhook endpoints and deliveries are the gateway's own state, changed by mutations the cache does not see.
+      ttlPerSchemaCoordinate: {
+        ...settings.ttls,
+        'Query.__schema': 0,
+        'Query.__type': 0,
+        'Query.webhookEndpoints': 0,
+        'Query.webhookEndpoint': 0,
+      },
       shouldCacheResult: ({ result }) => !result.errors?.length,
       onTtl: ({ ttl, context }) => (context.calls.servedStale() ? 0 : ttl),
       // The document stands in the key by its hash, taken once per parsed document (Yoga's parse

@@ -16,4 +16,13 @@ export const CHANGED_BY_MUTATION: Readonly<Record<string, readonly CachedType[]>
   // The values are shown on the reservation or attendee they are set on.
   setCustomFieldValue: ['Reservation', 'Attendee'],
   recordActualizedPickup: ['RoomPickup'],
+  // Webhook management changes the gateway's own state, whose queries are never cached.
+  createWebhookEndpoint: [],
+  updateWebhookEndpoint: [],
+  deleteWebhookEndpoint: [],
+  enableWebhookEndpoint: [],
+  disableWebhookEndpoint: [],
+  rotateWebhookSecret: [],
+  pingWebhookEndpoint: [],
+  redeliverWebhook: [],
 };

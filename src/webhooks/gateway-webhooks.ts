@@ -1,0 +1,153 @@
+import type { FeedMembership, FeedRegistry } from '../changes/registry.ts';
+import { AddressPolicy } from '../deliveries/address-policy.ts';
+import { OutboundClient } from '../deliveries/outbound.ts';
+import type { RedisConnection } from '../redis/connection.ts';
+import { RedisLease } from '../redis/lease.ts';
+import type { UpstreamAccount } from '../upstream/account.ts';
+import { WebhookDeliveries } from './deliveries.ts';
+import { MemoryDeliveryStore } from './delivery-store.ts';
+import { type EndpointStore, MemoryEndpointStore, RedisEndpointStore } from './endpoint-store.ts';
+import { type ManagementAudit, WebhookManagement } from './management.ts';
+
+/**
+ * The gateway's webhooks: the endpoint store (Redis when shared), the in-memory delivery queue,
+ * the dispatcher on the one outbound path (15 s for a whole attempt, 2 KB of an answer read), and
+ * the feeds that run for endpoints. An event with an enabled endpoint joins the event's one change
+ * feed like a subscriber (one poll for subscribers and endpoints together, at the feed's background
+ * priority within the licensee's budget), and its changes become deliveries.
+ *
+ * With Redis, one replica at a time (the holder of the `webhooks` lease) joins those feeds and
+ * delivers: the queue is in memory, so two replicas would each deliver every change. Another
+ * replica takes over within a lease of the holder's death; what the holder had queued and not yet
+ * delivered is lost with it (docs/webhooks.md).
+ */
+
+export interface WebhookSettings {
+  allowHttpHosts: string[];
+  disableAfterMs: number;
+  /** The licensees, by systemIdentifier: whose feeds may be joined. */
+  licensees: readonly UpstreamAccount[];
+  feeds: FeedRegistry;
+  redis?: RedisConnection;
+  /** How often each replica looks at the endpoints again (others' changes; feeds that failed to start). */
+  resyncMs?: number;
+  logger?: ManagementAudit & { warn(details: object, message: string): void };
+}
+
+export interface GatewayWebhooks {
+  management: WebhookManagement;
+  deliveries: WebhookDeliveries;
+  endpoints: EndpointStore;
+  /** The feeds joined for endpoints now (licensee|event), this replica's. */
+  joined(): string[];
+  /** Whether this replica delivers (without Redis: always). */
+  delivering(): boolean;
+  close(): Promise<void>;
+}
+
+export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
+  const { feeds, redis, logger } = settings;
+  const endpoints = redis ? new RedisEndpointStore(redis) : new MemoryEndpointStore();
+  const queue = new MemoryDeliveryStore();
+  const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
+  const client = new OutboundClient(policy, { timeoutMs: 15_000, deadlineMs: 15_000, maxResponseBytes: 2_048 });
+  const deliveries = new WebhookDeliveries({
+    endpoints,
+    queue,
+    send: (url, body, headers) => client.post(url, body, headers),
+    disableAfterMs: settings.disableAfterMs,
+    ...(logger ? { logger } : {}),
+  });
+  const accounts = new Map(settings.licensees.map((account) => [account.systemIdentifier, account]));
+  const memberships = new Map<string, FeedMembership>();
+  /** Per licensee, the sync under way: syncs run one after another, so none acts on a stale view. */
+  const syncing = new Map<string, Promise<void>>();
+  let leading = !redis;
+  let closed = false;
+
+  /** Joins the feeds of the licensee's watched events and leaves the others (only while delivering). */
+  const sync = (licenseeId: string): Promise<void> => {
+    const next = (syncing.get(licenseeId) ?? Promise.resolve()).then(() => syncNow(licenseeId));
+    const settled = next.catch(() => undefined);
+    syncing.set(licenseeId, settled);
+    void settled.then(() => {
+      if (syncing.get(licenseeId) === settled) syncing.delete(licenseeId);
+    });
+    return next;
+  };
+  const syncNow = async (licenseeId: string) => {
+    const account = accounts.get(licenseeId);
+    if (!account || closed) return;
+    const watched = leading ? new Set(await endpoints.eventsWatched(licenseeId)) : new Set<number>();
+    for (const [key, membership] of memberships)
+      if (key.startsWith(`${licenseeId}|`) && !watched.has(Number(key.slice(licenseeId.length + 1)))) {
+        memberships.delete(key);
+        membership.leave();
+      }
+    for (const eventId of watched) {
+      const key = `${licenseeId}|${eventId}`;
+      if (memberships.has(key)) continue;
+      try {
+        const membership = await feeds.join(account, eventId, (changes) => {
+          void deliveries.tell(licenseeId, changes).catch((error: unknown) => {
+            logger?.warn({ err: error, licensee: licenseeId, eventId }, 'webhook changes could not be queued');
+          });
+        });
+        if (closed || !leading) membership.leave();
+        else memberships.set(key, membership);
+      } catch (error) {
+        // An event the service does not answer for now: the next resync tries again.
+        logger?.warn({ err: error, licensee: licenseeId, eventId }, 'webhook feed could not start');
+      }
+    }
+  };
+  const syncAll = () => Promise.all([...accounts.keys()].map((licenseeId) => sync(licenseeId).catch(() => undefined)));
+
+  const management = new WebhookManagement({
+    endpoints,
+    queue,
+    deliveries,
+    policy,
+    changed: (licenseeId) => void sync(licenseeId).catch(() => undefined),
+    ...(logger ? { audit: logger } : {}),
+  });
+
+  const resyncMs = settings.resyncMs ?? 30_000;
+  const lease = redis && new RedisLease(redis, 'webhooks', resyncMs);
+  const tick = async () => {
+    if (lease) {
+      const holds = leading
+        ? await lease.renew().catch(() => false)
+        : (await lease.acquire().catch(() => ({ held: false }))).held;
+      if (holds !== leading) {
+        leading = holds;
+        logger?.info(
+          { delivering: holds },
+          holds ? 'webhooks: this replica delivers' : 'webhooks: another replica delivers',
+        );
+      }
+    }
+    await syncAll();
+  };
+  // Renewed each third of the lease: the holder keeps it while alive.
+  const timer = setInterval(() => void tick(), lease ? resyncMs / 3 : resyncMs);
+  timer.unref();
+  void tick();
+
+  return {
+    management,
+    deliveries,
+    endpoints,
+    joined: () => [...memberships.keys()],
+    delivering: () => leading,
+    close: async () => {
+      closed = true;
+      clearInterval(timer);
+      for (const membership of memberships.values()) membership.leave();
+      memberships.clear();
+      await deliveries.close();
+      if (lease && leading) await lease.release().catch(() => undefined);
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,277 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verify } from '../../src/webhooks/signature.ts';
+import { LICENSEES_JSON, licenseesEnv, sha256 } from '../auth/licensees-fixture.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { book, until } from '../helpers/subscriptions.ts';
+
+/*
+ * Webhooks through the gateway: endpoints managed over GraphQL by a client with the
+ * `webhooks:manage` scope, one licensee apart from another, and a booking at the emulator reaching
+ * a receiver on 127.0.0.1 (allowed by WEBHOOK_ALLOW_HTTP_HOSTS), signed, through the event's one feed.
+ */
+
+const POLL_MS = 300;
+const KEYS = {
+  'acme-hooks': 'acme-hooks-key-5e6f7a8b9c0d1e2f3a4b',
+  'globex-hooks': 'globex-hooks-key-4b3a2f1e0d9c8b7a6f5e',
+  'acme-ops': 'acme-ops-key-9f8e7d6c5b4a3f2e1d0c',
+} as const;
+const as = (client: keyof typeof KEYS) => ({ authorization: `Bearer ${KEYS[client]}` });
+
+const LICENSEES = {
+  licensees: LICENSEES_JSON.licensees.map((licensee) => ({
+    ...licensee,
+    clients: [
+      ...licensee.clients,
+      {
+        name: `${licensee.id}-hooks`,
+        apiKeySha256: sha256(licensee.id === 'acme' ? KEYS['acme-hooks'] : KEYS['globex-hooks']),
+        scopes: ['webhooks:manage'],
+      },
+    ],
+  })),
+};
+
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+}
+
+const CREATE = /* GraphQL */ `
+  mutation ($input: CreateWebhookEndpointInput!) {
+    createWebhookEndpoint(input: $input) {
+      endpoint { id url eventIds kinds enabled disabledReason }
+      secret
+      userErrors { field message }
+    }
+  }
+`;
+
+describe('webhooks through the gateway', () => {
+  let t: TestGateway;
+  let receiver: ReturnType<typeof createServer>;
+  let receiverUrl: string;
+  const received: Received[] = [];
+
+  beforeAll(async () => {
+    receiver = createServer((request: IncomingMessage, response) => {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        received.push({ headers: request.headers as Record<string, string>, body });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    t = await startGateway(
+      { rateLimit: false },
+      {
+        ...licenseesEnv(LICENSEES),
+        GATEWAY_AUTH: 'api-key',
+        CHANGES_POLL_INTERVAL_MS: String(POLL_MS),
+        WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+      },
+    );
+  });
+  afterEach(async () => {
+    for (const client of ['acme-hooks', 'globex-hooks'] as const) {
+      const listed = await t.exec<{ webhookEndpoints: { edges: { node: { id: string } }[] } }, never>(
+        '{ webhookEndpoints { edges { node { id } } } }',
+        undefined,
+        as(client),
+      );
+      for (const { node } of listed.data?.webhookEndpoints.edges ?? [])
+        await t.exec(`mutation { deleteWebhookEndpoint(id: "${node.id}") { deletedId } }`, undefined, as(client));
+    }
+    await until(() => t.gateway.webhooks.joined().length === 0);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  });
+
+  type Created = {
+    createWebhookEndpoint: {
+      endpoint: { id: string; url: string; eventIds: number[]; kinds: string[]; enabled: boolean } | null;
+      secret: string | null;
+      userErrors: { field: string[] | null; message: string }[];
+    };
+  };
+  const create = (client: keyof typeof KEYS, input: Record<string, unknown>) =>
+    t.exec<Created, { input: Record<string, unknown> }>(CREATE, { input }, as(client));
+
+  it('delivers a booking at the emulator to the registered receiver, signed, through the event’s one feed', async () => {
+    const created = await create('acme-hooks', { url: receiverUrl, eventIds: [5003], description: 'CRM' });
+    expect(created.errors).toBeUndefined();
+    const { endpoint, secret, userErrors } = created.data!.createWebhookEndpoint;
+    expect(userErrors).toEqual([]);
+    expect(secret).toMatch(/^whsec_/);
+    expect(endpoint).toMatchObject({ url: receiverUrl, eventIds: [5003], kinds: ['CREATED', 'CHANGED', 'CANCELLED'] });
+    await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+    expect(t.gateway.changeFeeds.active()).toEqual([expect.objectContaining({ licenseeId: '1001', eventId: 5003 })]);
+
+    const { reservationNumber } = await book(t.emulator, { eventId: 5003 });
+    await until(() => received.length > 0, POLL_MS + 5_000);
+    const [delivery] = received as [Received];
+    expect(verify(secret!, delivery.headers, delivery.body, Math.floor(Date.now() / 1_000))).toBe(true);
+    expect(JSON.parse(delivery.body)).toMatchObject({
+      type: 'reservation.created',
+      data: { eventId: 5003, reservationNumber, sequence: 1 },
+    });
+
+    // The secret is answered once: the endpoint never shows it again.
+    const read = await t.exec(
+      `{ webhookEndpoint(id: "${endpoint!.id}") { id enabled pendingDeliveries deliveries(first: 5) { totalCount edges { node { status webhookId attempts { status } } } } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    expect(JSON.stringify(read)).not.toContain(secret!);
+    expect(read.data).toMatchObject({
+      webhookEndpoint: {
+        enabled: true,
+        pendingDeliveries: 0,
+        deliveries: {
+          totalCount: 1,
+          edges: [
+            { node: { status: 'SUCCEEDED', webhookId: delivery.headers['webhook-id'], attempts: [{ status: 204 }] } },
+          ],
+        },
+      },
+    });
+  });
+
+  it('answers userErrors for a bad URL, an unknown event and another licensee’s event, saving nothing', async () => {
+    const bad = await create('acme-hooks', { url: 'http://10.0.0.1/hooks', eventIds: [6001, 999999] });
+    expect(bad.data?.createWebhookEndpoint).toEqual({
+      endpoint: null,
+      secret: null,
+      userErrors: [
+        { field: ['input', 'url'], message: 'The URL must use https.' },
+        { field: ['input', 'eventIds'], message: 'No event 6001 of your licensee.' },
+        { field: ['input', 'eventIds'], message: 'No event 999999 of your licensee.' },
+      ],
+    });
+    const metadata = await create('acme-hooks', { url: 'https://169.254.169.254/latest', eventIds: [5003] });
+    expect(metadata.data?.createWebhookEndpoint.userErrors).toEqual([
+      { field: ['input', 'url'], message: 'The address is not a public unicast address.' },
+    ]);
+    const listed = await t.exec<{ webhookEndpoints: { totalCount: number } }, never>(
+      '{ webhookEndpoints { totalCount } }',
+      undefined,
+      as('acme-hooks'),
+    );
+    expect(listed.data?.webhookEndpoints.totalCount).toBe(0);
+  });
+
+  it('keeps one licensee’s endpoints from another: not listed, read, changed, pinged, deleted or redelivered', async () => {
+    const { endpoint } = (await create('acme-hooks', { url: receiverUrl, eventIds: [5003] })).data!
+      .createWebhookEndpoint;
+    const id = endpoint!.id;
+    const listed = await t.exec('{ webhookEndpoints { totalCount } }', undefined, as('globex-hooks'));
+    expect(listed.data).toEqual({ webhookEndpoints: { totalCount: 0 } });
+    const read = await t.exec(`{ webhookEndpoint(id: "${id}") { id } }`, undefined, as('globex-hooks'));
+    expect(read.data).toEqual({ webhookEndpoint: null });
+    const notYours = { field: ['id'], message: 'No webhook endpoint of yours has this id.' };
+    for (const mutation of [
+      `updateWebhookEndpoint(id: "${id}", input: { url: "https://example.com/x" }) { userErrors { field message } }`,
+      `disableWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
+      `rotateWebhookSecret(id: "${id}") { secret userErrors { field message } }`,
+      `pingWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
+      `deleteWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
+    ]) {
+      const answer = await t.exec<Record<string, { userErrors: unknown[]; secret?: unknown }>, never>(
+        `mutation { ${mutation} }`,
+        undefined,
+        as('globex-hooks'),
+      );
+      const [payload] = Object.values(answer.data ?? {});
+      expect(payload?.userErrors).toEqual([notYours]);
+      expect(payload?.secret ?? null).toBeNull();
+    }
+    // Acme's delivery ids mean nothing to globex.
+    const pinged = await t.exec<{ pingWebhookEndpoint: { delivery: { id: string } } }, never>(
+      `mutation { pingWebhookEndpoint(id: "${id}") { delivery { id } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    const deliveryId = pinged.data!.pingWebhookEndpoint.delivery.id;
+    const redelivered = await t.exec(
+      `mutation { redeliverWebhook(deliveryId: "${deliveryId}") { delivery { id } userErrors { message } } }`,
+      undefined,
+      as('globex-hooks'),
+    );
+    expect(redelivered.data).toEqual({
+      redeliverWebhook: { delivery: null, userErrors: [{ message: 'No webhook delivery of yours has this id.' }] },
+    });
+    const still = await t.exec(`{ webhookEndpoint(id: "${id}") { enabled } }`, undefined, as('acme-hooks'));
+    expect(still.data).toEqual({ webhookEndpoint: { enabled: true } });
+  });
+
+  it('needs the webhooks:manage scope, and that scope alone runs nothing else', async () => {
+    const withoutScope = await t.exec('{ webhookEndpoints { totalCount } }', undefined, as('acme-ops'));
+    expect(withoutScope.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const mixed = await t.exec(
+      '{ event(eventId: 5003) { eventId } webhookEndpoints { totalCount } }',
+      undefined,
+      as('acme-ops'),
+    );
+    expect(mixed.errors?.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
+    expect(mixed.data).toBeNull();
+    const createdByOps = await t.exec(CREATE, { input: { url: receiverUrl, eventIds: [5003] } }, as('acme-ops'));
+    expect(createdByOps.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const otherQuery = await t.exec('{ event(eventId: 5003) { eventId } }', undefined, as('acme-hooks'));
+    expect(otherQuery.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(t.gateway.webhooks.joined()).toEqual([]);
+  });
+
+  it('rotates a secret: both sign meanwhile; disabling leaves the feed, enabling joins it again', async () => {
+    const { endpoint, secret } = (await create('acme-hooks', { url: receiverUrl, eventIds: [5003] })).data!
+      .createWebhookEndpoint;
+    const rotated = await t.exec<{ rotateWebhookSecret: { secret: string } }, never>(
+      `mutation { rotateWebhookSecret(id: "${endpoint!.id}", previousSecretValidFor: 3600) { secret userErrors { message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    const fresh = rotated.data!.rotateWebhookSecret.secret;
+    expect(fresh).toMatch(/^whsec_/);
+    expect(fresh).not.toBe(secret);
+    await t.exec(
+      `mutation { pingWebhookEndpoint(id: "${endpoint!.id}") { userErrors { message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    const pingOf = () =>
+      received.find((got) => {
+        const message = JSON.parse(got.body) as { type: string; data: { endpointId?: string } };
+        return message.type === 'webhook.test' && message.data.endpointId === endpoint!.id;
+      });
+    await until(() => pingOf() !== undefined);
+    const ping = pingOf()!;
+    const now = Math.floor(Date.now() / 1_000);
+    expect(verify(fresh, ping.headers, ping.body, now)).toBe(true);
+    expect(verify(secret!, ping.headers, ping.body, now)).toBe(true);
+
+    await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+    const disabled = await t.exec(
+      `mutation { disableWebhookEndpoint(id: "${endpoint!.id}") { endpoint { enabled disabledReason } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    expect(disabled.data).toEqual({
+      disableWebhookEndpoint: { endpoint: { enabled: false, disabledReason: 'disabled by its client' } },
+    });
+    await until(() => t.gateway.webhooks.joined().length === 0);
+    await t.exec(
+      `mutation { enableWebhookEndpoint(id: "${endpoint!.id}") { endpoint { enabled } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+  });
+});
