@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verify } from '../../src/webhooks/signature.ts';
 import { LICENSEES_JSON, licenseesEnv, sha256 } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { book, until } from '../helpers/subscriptions.ts';
+import { book, listen, until, wsClient } from '../helpers/subscriptions.ts';
 
 /*
  * Webhooks through the gateway: endpoints managed over GraphQL by a client with the
@@ -53,6 +53,7 @@ describe('webhooks through the gateway', () => {
   let t: TestGateway;
   let receiver: ReturnType<typeof createServer>;
   let receiverUrl: string;
+  let server: Awaited<ReturnType<typeof listen>>;
   const received: Received[] = [];
 
   beforeAll(async () => {
@@ -78,6 +79,7 @@ describe('webhooks through the gateway', () => {
         WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
       },
     );
+    server = await listen(t);
   });
   afterEach(async () => {
     for (const client of ['acme-hooks', 'globex-hooks'] as const) {
@@ -92,6 +94,7 @@ describe('webhooks through the gateway', () => {
     await until(() => t.gateway.webhooks.joined().length === 0);
   });
   afterAll(async () => {
+    await server?.close();
     await t?.close();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
@@ -273,5 +276,45 @@ describe('webhooks through the gateway', () => {
       as('acme-hooks'),
     );
     await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+  });
+
+  describe('the scope on every door', () => {
+    const LIST = '{ webhookEndpoints { totalCount } }';
+    const CREATE_ONE = `mutation { createWebhookEndpoint(input: { url: "https://receiver.example/x", eventIds: [5003] }) { secret userErrors { message } } }`;
+
+    /** A query or mutation over GraphQL over SSE: the codes of its errors, and its data. */
+    async function overSse(query: string, client: keyof typeof KEYS) {
+      const response = await fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...as(client) },
+        body: JSON.stringify({ query }),
+      });
+      const text = await response.text();
+      const [data] = [...text.matchAll(/^data: (.+)$/gm)].map((match) => JSON.parse(match[1]!) as GraphQLResult);
+      return data;
+    }
+
+    /** The same over graphql-ws, authenticated in the init payload. */
+    async function overWs(query: string, client: keyof typeof KEYS) {
+      const ws = wsClient(server.wsUrl, { Authorization: as(client).authorization });
+      try {
+        for await (const result of ws.iterate({ query })) return result as GraphQLResult;
+      } finally {
+        await ws.dispose();
+      }
+    }
+
+    type GraphQLResult = { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+    const codes = (result: GraphQLResult | undefined) => result?.errors?.map((error) => error.extensions?.code);
+
+    it('refuses a client without webhooks:manage over SSE and graphql-ws, and serves one with it', async () => {
+      for (const door of [overSse, overWs]) {
+        expect(codes(await door(LIST, 'acme-ops')), door.name).toEqual(['FORBIDDEN']);
+        expect(codes(await door(CREATE_ONE, 'acme-ops')), door.name).toEqual(['FORBIDDEN']);
+        expect((await door(LIST, 'acme-hooks'))?.data, door.name).toEqual({ webhookEndpoints: { totalCount: 0 } });
+      }
+      const listed = await t.exec(LIST, undefined, as('acme-hooks'));
+      expect(listed.data).toEqual({ webhookEndpoints: { totalCount: 0 } });
+    });
   });
 });
