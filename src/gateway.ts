@@ -152,6 +152,7 @@ export function createGateway(
     ...config.webhooks,
     licensees: config.licensees.map((licensee) => licensee.account),
     feeds: changeFeeds,
+    registry: metrics.registry,
     ...(shared ? { redis: shared.redis } : {}),
     ...(logger ? { logger: logger.child({ component: 'webhooks' }) } : {}),
   });

@@ -4,6 +4,7 @@ import type { OutboundAnswer } from '../deliveries/outbound.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStore } from './delivery-store.ts';
 import type { EndpointStore, WebhookEndpoint } from './endpoint-store.ts';
 import { messageId, reservationMessage, TYPE_OF_KIND, testMessage } from './message.ts';
+import type { AttemptOutcome } from './metrics.ts';
 import { honoursRetryAfter, pauseBefore, RETRY_SCHEDULE_MS, retryAfterMs, verdictOf } from './retry.ts';
 import { signedHeaders } from './signature.ts';
 
@@ -32,6 +33,8 @@ export interface WebhookDeliveriesOptions {
   /** For the jitter (tests fix it). @default Math.random */
   random?: () => number;
   logger?: { info(details: object, message: string): void; warn(details: object, message: string): void };
+  /** Told what each attempt came to (metrics). */
+  attempted?: (licenseeId: string, outcome: AttemptOutcome) => void;
 }
 
 export const DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1_000;
@@ -242,11 +245,13 @@ export class WebhookDeliveries {
     };
     const verdict = answer ? verdictOf(answer.status) : 'retry';
     if (verdict === 'delivered') {
+      this.options.attempted?.(delivery.licenseeId, 'delivered');
       await this.queue.settle(delivery.id, attempt, { status: 'SUCCEEDED' });
       if (endpoint.failingSince !== null) await this.endpoints.save({ ...endpoint, failingSince: null });
       return;
     }
     if (verdict === 'gone') {
+      this.options.attempted?.(delivery.licenseeId, 'gone');
       await this.queue.settle(delivery.id, attempt, { status: 'FAILED' });
       return this.disable(endpoint, 'the endpoint answered 410 Gone');
     }
@@ -254,6 +259,7 @@ export class WebhookDeliveries {
     let pause = pauseBefore(attemptsMade, this.random, this.schedule);
     const asked = answer && honoursRetryAfter(answer.status) ? retryAfterMs(answer.retryAfter, now) : undefined;
     if (pause !== undefined && asked !== undefined) pause = Math.max(pause, asked);
+    this.options.attempted?.(delivery.licenseeId, pause === undefined ? 'failed' : 'retrying');
     await this.queue.settle(
       delivery.id,
       attempt,

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { FeedMembership, FeedRegistry } from '../changes/registry.ts';
 import { AddressPolicy } from '../deliveries/address-policy.ts';
 import { OutboundClient } from '../deliveries/outbound.ts';
@@ -8,6 +9,7 @@ import { WebhookDeliveries } from './deliveries.ts';
 import { MemoryDeliveryStore } from './delivery-store.ts';
 import { type EndpointStore, MemoryEndpointStore, RedisEndpointStore } from './endpoint-store.ts';
 import { type ManagementAudit, WebhookManagement } from './management.ts';
+import { WebhookMetrics } from './metrics.ts';
 
 /**
  * The gateway's webhooks: the endpoint store (Redis when shared), the in-memory delivery queue,
@@ -32,6 +34,8 @@ export interface WebhookSettings {
   /** How often each replica looks at the endpoints again (others' changes; feeds that failed to start). */
   resyncMs?: number;
   logger?: ManagementAudit & { warn(details: object, message: string): void };
+  /** The gateway's metrics registry: the webhook metrics join it. */
+  registry?: Registry;
 }
 
 export interface GatewayWebhooks {
@@ -51,12 +55,20 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const queue = new MemoryDeliveryStore();
   const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
   const client = new OutboundClient(policy, { timeoutMs: 15_000, deadlineMs: 15_000, maxResponseBytes: 2_048 });
+  const metrics =
+    settings.registry &&
+    new WebhookMetrics(settings.registry, {
+      licensees: settings.licensees.map((account) => account.systemIdentifier),
+      endpoints,
+      backlog: (endpointId) => queue.backlog(endpointId),
+    });
   const deliveries = new WebhookDeliveries({
     endpoints,
     queue,
     send: (url, body, headers) => client.post(url, body, headers),
     disableAfterMs: settings.disableAfterMs,
     ...(logger ? { logger } : {}),
+    ...(metrics ? { attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome) } : {}),
   });
   const accounts = new Map(settings.licensees.map((account) => [account.systemIdentifier, account]));
   const memberships = new Map<string, FeedMembership>();

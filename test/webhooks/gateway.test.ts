@@ -147,6 +147,12 @@ describe('webhooks through the gateway', () => {
         },
       },
     });
+    // Counted once settled (the read above saw it SUCCEEDED).
+    const scraped = await t.gateway.metrics.registry.metrics();
+    expect(scraped).toContain('gateway_webhook_attempts_total{licensee="1001",outcome="delivered"} 1');
+    expect(scraped).toContain('gateway_webhook_queue_depth{licensee="1001"} 0');
+    expect(scraped).toContain(`gateway_webhook_oldest_pending_seconds{licensee="1001",endpoint="${endpoint!.id}"} 0`);
+    expect(scraped).not.toContain(secret!);
   });
 
   it('answers userErrors for a bad URL, an unknown event and another licensee’s event, saving nothing', async () => {
