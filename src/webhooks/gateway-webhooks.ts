@@ -3,6 +3,7 @@ import type { FeedMembership, FeedRegistry } from '../changes/registry.ts';
 import { AddressPolicy } from '../deliveries/address-policy.ts';
 import { OutboundClient } from '../deliveries/outbound.ts';
 import type { RedisConnection } from '../redis/connection.ts';
+import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { WebhookDeliveries } from './deliveries.ts';
@@ -21,7 +22,8 @@ import { WebhookMetrics } from './metrics.ts';
  * With Redis, one replica at a time (the holder of the `webhooks` lease) joins those feeds and
  * delivers: the queue is in memory, so two replicas would each deliver every change. Another
  * replica takes over within a lease of the holder's death; what the holder had queued and not yet
- * delivered is lost with it (docs/webhooks.md).
+ * delivered is lost with it (docs/webhooks.md). A management mutation on any replica is announced
+ * (`webhook-endpoints`), so the delivering replica joins or leaves the feeds at once.
  */
 
 export interface WebhookSettings {
@@ -115,12 +117,18 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   };
   const syncAll = () => Promise.all([...accounts.keys()].map((licenseeId) => sync(licenseeId).catch(() => undefined)));
 
+  // With replicas, a change made on one is announced, so the delivering replica follows it at once.
+  const announcements = redis && new RedisFanout<{ licensee: string }>(redis, 'webhook-endpoints');
+  const unsubscribe = announcements?.subscribe(({ licensee }) => void sync(licensee).catch(() => undefined));
   const management = new WebhookManagement({
     endpoints,
     queue,
     deliveries,
     policy,
-    changed: (licenseeId) => void sync(licenseeId).catch(() => undefined),
+    changed: (licenseeId) => {
+      void sync(licenseeId).catch(() => undefined);
+      void announcements?.publish({ licensee: licenseeId }).catch(() => undefined);
+    },
     ...(logger ? { audit: logger } : {}),
   });
 
@@ -155,6 +163,7 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     close: async () => {
       closed = true;
       clearInterval(timer);
+      await (await unsubscribe?.catch(() => undefined))?.().catch(() => undefined);
       for (const membership of memberships.values()) membership.leave();
       memberships.clear();
       await deliveries.close();
