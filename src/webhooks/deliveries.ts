@@ -285,7 +285,9 @@ export class WebhookDeliveries {
 
   /** Resolves once no attempt is under way (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.attempts.size > 0 || this.running) await Promise.all([...this.attempts, Promise.resolve()]);
+    // A macrotask each turn: a run waiting on I/O (a Redis store) must get its answer.
+    while (this.attempts.size > 0 || this.running)
+      await Promise.all([...this.attempts, new Promise<void>((resolve) => setImmediate(resolve))]);
   }
 
   /** Stops trying; attempts under way finish. What is queued stays queued (in memory: lost with the process). */
