@@ -33,6 +33,11 @@ export interface WebhookDeliveriesOptions {
   /** For the jitter (tests fix it). @default Math.random */
   random?: () => number;
   logger?: { info(details: object, message: string): void; warn(details: object, message: string): void };
+  /**
+   * Look at the queue at least this often (ms): with a queue shared by replicas, deliveries queued
+   * by another replica, or let go by one that died, are seen within it. Unset: only when woken.
+   */
+  pollMs?: number;
   /** Told what each attempt came to (metrics). */
   attempted?: (licenseeId: string, outcome: AttemptOutcome) => void;
 }
@@ -170,7 +175,7 @@ export class WebhookDeliveries {
         if (due.length === 0) break;
         let started = 0;
         for (const delivery of due) {
-          if (!(await this.queue.claim(delivery.id))) continue;
+          if (!(await this.queue.claim(delivery.id, Date.now()))) continue;
           started++;
           this.inFlight++;
           const attempt = this.attempt(delivery)
@@ -201,8 +206,9 @@ export class WebhookDeliveries {
   /** A timer for the next delivery due (none while the concurrency is used up: an attempt's end wakes it). */
   private async arm() {
     if (this.inFlight >= this.concurrency) return;
-    const next = await this.queue.nextDue();
-    if (next !== undefined) this.armAt(next);
+    const next = (await this.queue.nextDue()) ?? Infinity;
+    const poll = this.options.pollMs === undefined ? Infinity : Date.now() + this.options.pollMs;
+    if (Math.min(next, poll) < Infinity) this.armAt(Math.min(next, poll));
   }
 
   private armAt(at: number) {

@@ -63,8 +63,8 @@ export interface DeliveryStore {
   due(now: number, limit: number): Promise<Delivery[]>;
   /** When the earliest lane head not claimed, of an endpoint not paused, is due; undefined when none waits. */
   nextDue(): Promise<number | undefined>;
-  /** Takes a due delivery for an attempt; false when another took it. */
-  claim(id: string): Promise<boolean>;
+  /** Takes a delivery due at `now` for an attempt; false when another took it (or it is not due). */
+  claim(id: string, now: number): Promise<boolean>;
   /** Records an attempt and what follows: PENDING again at `nextAttemptAt`, or SUCCEEDED / FAILED (it leaves its lane). Releases the claim. */
   settle(
     id: string,
@@ -165,7 +165,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return earliest;
   }
 
-  async claim(id: string): Promise<boolean> {
+  async claim(id: string, _now?: number): Promise<boolean> {
     if (this.claimed.has(id) || this.deliveries.get(id)?.status !== 'PENDING') return false;
     this.claimed.add(id);
     return true;

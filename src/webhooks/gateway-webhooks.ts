@@ -11,21 +11,20 @@ import { MemoryDeliveryStore } from './delivery-store.ts';
 import { type EndpointStore, MemoryEndpointStore, RedisEndpointStore } from './endpoint-store.ts';
 import { type ManagementAudit, WebhookManagement } from './management.ts';
 import { WebhookMetrics } from './metrics.ts';
+import { RedisDeliveryStore } from './redis-delivery-store.ts';
 
 /**
- * The gateway's webhooks: the endpoint store (Redis when shared), the in-memory delivery queue,
- * the dispatcher on the one outbound path (15 s for a whole attempt, 2 KB of an answer read), and
- * the feeds that run for endpoints. An event with an enabled endpoint joins the event's one change
- * feed like a subscriber (one poll for subscribers and endpoints together, at the feed's background
- * priority within the licensee's budget), and its changes become deliveries.
+ * The gateway's webhooks: the endpoint store and the delivery queue (in Redis when shared, else in
+ * memory), the dispatcher on the one outbound path (15 s for a whole attempt, 2 KB of an answer
+ * read), and the feeds that run for endpoints. An event with an enabled endpoint joins the event's
+ * one change feed like a subscriber (one poll for subscribers and endpoints together, at the feed's
+ * background priority within the licensee's budget), and its changes become deliveries.
  *
  * With Redis, one replica at a time (the holder of the `webhooks` lease) joins those feeds and
- * delivers: the queue is in memory, so two replicas would each deliver every change. Another
- * replica takes over within a lease of the holder's death; what the holder had queued and not yet
- * delivered is lost with it (docs/webhooks.md). A management mutation on any replica is announced
- * (`webhook-endpoints`), so the delivering replica joins or leaves the feeds at once.
+ * queues their changes (each change once); every replica delivers from the shared queue, each
+ * delivery claimed by one of them (redis-delivery-store.ts). A management mutation on any replica
+ * is announced (`webhook-endpoints`), so the queueing replica joins or leaves feeds at once.
  */
-
 export interface WebhookSettings {
   allowHttpHosts: string[];
   disableAfterMs: number;
@@ -46,7 +45,7 @@ export interface GatewayWebhooks {
   endpoints: EndpointStore;
   /** The feeds joined for endpoints now (licensee|event), this replica's. */
   joined(): string[];
-  /** Whether this replica delivers (without Redis: always). */
+  /** Whether this replica joins the feeds and queues their changes (without Redis: always). */
   delivering(): boolean;
   close(): Promise<void>;
 }
@@ -54,7 +53,7 @@ export interface GatewayWebhooks {
 export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const { feeds, redis, logger } = settings;
   const endpoints = redis ? new RedisEndpointStore(redis) : new MemoryEndpointStore();
-  const queue = new MemoryDeliveryStore();
+  const queue = redis ? new RedisDeliveryStore(redis) : new MemoryDeliveryStore();
   const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
   const client = new OutboundClient(policy, { timeoutMs: 15_000, deadlineMs: 15_000, maxResponseBytes: 2_048 });
   const metrics =
@@ -69,6 +68,8 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     queue,
     send: (url, body, headers) => client.post(url, body, headers),
     disableAfterMs: settings.disableAfterMs,
+    // Shared by replicas: what another queued, or let go by dying, is seen within a second.
+    ...(redis ? { pollMs: 1_000 } : {}),
     ...(logger ? { logger } : {}),
     ...(metrics ? { attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome) } : {}),
   });
@@ -143,7 +144,7 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
         leading = holds;
         logger?.info(
           { delivering: holds },
-          holds ? 'webhooks: this replica delivers' : 'webhooks: another replica delivers',
+          holds ? 'webhooks: this replica queues the changes' : 'webhooks: another replica queues the changes',
         );
       }
     }
