@@ -101,6 +101,13 @@ export class MemoryDeliveryStore implements DeliveryStore {
   private readonly paused = new Set<string>();
   /** `endpoint id` + NUL + `message id` → the delivery queued for it first. */
   private readonly byMessage = new Map<string, string>();
+  /**
+   * Lane heads by when they are due, then by arrival: entries are pushed when a delivery becomes a
+   * head, is rescheduled, released or resumed, and dropped lazily when they no longer hold (claimed,
+   * paused, settled, rescheduled), so `due` never walks every lane (10,000 lanes: 1,000
+   * reservations to 10 endpoints).
+   */
+  private readonly ready = new HeadHeap();
   private positions = 0;
 
   constructor(private readonly kept = KEPT_PER_ENDPOINT) {}
@@ -127,7 +134,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
     if (!lanes) this.lanes.set(input.endpointId, (lanes = new Map()));
     const lane = lanes.get(delivery.lane);
     if (lane) lane.push(id);
-    else lanes.set(delivery.lane, [id]);
+    else {
+      lanes.set(delivery.lane, [id]);
+      this.ready.push(delivery);
+    }
     return { delivery: structuredClone(delivery), added: true };
   }
 
@@ -137,32 +147,33 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return ids;
   }
 
-  /** Every lane head not claimed, of endpoints not paused. */
-  private heads(): Delivery[] {
-    const heads: Delivery[] = [];
-    for (const [endpointId, lanes] of this.lanes) {
-      if (this.paused.has(endpointId)) continue;
-      for (const [, ids] of lanes) {
-        const head = ids[0] === undefined ? undefined : this.deliveries.get(ids[0]);
-        if (head && !this.claimed.has(head.id)) heads.push(head);
-      }
-    }
-    return heads;
+  /** Whether a heap entry still stands for a head that may be tried. */
+  private holds(entry: HeapEntry): boolean {
+    const delivery = this.deliveries.get(entry.id);
+    if (!delivery || delivery.status !== 'PENDING' || delivery.nextAttemptAt !== entry.at) return false;
+    if (this.claimed.has(entry.id) || this.paused.has(delivery.endpointId)) return false;
+    return this.lanes.get(delivery.endpointId)?.get(delivery.lane)?.[0] === entry.id;
   }
 
   async due(now: number, limit: number): Promise<Delivery[]> {
-    return this.heads()
-      .filter((head) => head.nextAttemptAt <= now)
-      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.position - b.position)
-      .slice(0, limit)
-      .map((delivery) => structuredClone(delivery));
+    const found: HeapEntry[] = [];
+    while (found.length < limit) {
+      const top = this.ready.peek();
+      if (!top || top.at > now) break;
+      this.ready.pop();
+      if (this.holds(top) && !found.some((entry) => entry.id === top.id)) found.push(top);
+    }
+    // Looking is not taking: what is answered stays due until it is claimed.
+    for (const entry of found) this.ready.pushEntry(entry);
+    return found.map((entry) => structuredClone(this.deliveries.get(entry.id) as Delivery));
   }
 
   async nextDue(): Promise<number | undefined> {
-    let earliest: number | undefined;
-    for (const head of this.heads())
-      if (earliest === undefined || head.nextAttemptAt < earliest) earliest = head.nextAttemptAt;
-    return earliest;
+    for (let top = this.ready.peek(); top; top = this.ready.peek()) {
+      if (this.holds(top)) return top.at;
+      this.ready.pop();
+    }
+    return undefined;
   }
 
   async claim(id: string, _now?: number): Promise<boolean> {
@@ -182,12 +193,14 @@ export class MemoryDeliveryStore implements DeliveryStore {
     if (attempt) delivery.attempts.push(attempt);
     delivery.status = next.status;
     if (next.nextAttemptAt !== undefined) delivery.nextAttemptAt = next.nextAttemptAt;
-    if (next.status === 'PENDING') return;
+    if (next.status === 'PENDING') return this.ready.push(delivery);
     const lanes = this.lanes.get(delivery.endpointId);
     const lane = lanes?.get(delivery.lane);
     if (lane) {
       lane.splice(lane.indexOf(id), 1);
       if (lane.length === 0) lanes?.delete(delivery.lane);
+      const head = lane[0] === undefined ? undefined : this.deliveries.get(lane[0]);
+      if (head) this.ready.push(head);
     }
     this.forgetOldest(delivery.endpointId);
   }
@@ -219,6 +232,8 @@ export class MemoryDeliveryStore implements DeliveryStore {
 
   async release(id: string): Promise<void> {
     this.claimed.delete(id);
+    const delivery = this.deliveries.get(id);
+    if (delivery) this.ready.push(delivery);
   }
 
   async pause(endpointId: string): Promise<void> {
@@ -227,6 +242,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
 
   async resume(endpointId: string): Promise<void> {
     this.paused.delete(endpointId);
+    for (const ids of this.lanes.get(endpointId)?.values() ?? []) {
+      const head = ids[0] === undefined ? undefined : this.deliveries.get(ids[0]);
+      if (head) this.ready.push(head);
+    }
   }
 
   async get(licenseeId: string, id: string): Promise<Delivery | undefined> {
@@ -268,3 +287,54 @@ export class MemoryDeliveryStore implements DeliveryStore {
 
   async close(): Promise<void> {}
 }
+
+interface HeapEntry {
+  at: number;
+  position: number;
+  id: string;
+}
+
+/** A binary min-heap of lane heads by due time, then arrival. */
+class HeadHeap {
+  private readonly entries: HeapEntry[] = [];
+
+  push(delivery: Delivery): void {
+    this.pushEntry({ at: delivery.nextAttemptAt, position: delivery.position, id: delivery.id });
+  }
+
+  pushEntry(entry: HeapEntry): void {
+    const { entries } = this;
+    entries.push(entry);
+    for (let index = entries.length - 1; index > 0; ) {
+      const parent = (index - 1) >> 1;
+      if (!before(entries[index]!, entries[parent]!)) break;
+      [entries[index], entries[parent]] = [entries[parent]!, entries[index]!];
+      index = parent;
+    }
+  }
+
+  peek(): HeapEntry | undefined {
+    return this.entries[0];
+  }
+
+  pop(): HeapEntry | undefined {
+    const { entries } = this;
+    const top = entries[0];
+    const last = entries.pop();
+    if (entries.length === 0 || last === undefined) return top;
+    entries[0] = last;
+    for (let index = 0; ; ) {
+      const left = 2 * index + 1;
+      const right = left + 1;
+      let smallest = index;
+      if (left < entries.length && before(entries[left]!, entries[smallest]!)) smallest = left;
+      if (right < entries.length && before(entries[right]!, entries[smallest]!)) smallest = right;
+      if (smallest === index) break;
+      [entries[index], entries[smallest]] = [entries[smallest]!, entries[index]!];
+      index = smallest;
+    }
+    return top;
+  }
+}
+
+const before = (a: HeapEntry, b: HeapEntry) => a.at < b.at || (a.at === b.at && a.position < b.position);
