@@ -224,7 +224,7 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
     }
   }, 120_000);
 
-  it('scripts/image/trace.mjs copies what runs (the image’s runtime tree): a query with tracing on, GraphiQL and npm start answer from the copy alone', async (ctx) => {
+  it('scripts/image/trace.mjs copies what runs (the image’s runtime tree): a query with tracing on and GraphiQL answer from the copy alone', async (ctx) => {
     if (unreachable) ctx.skip(unreachable);
     const traced = mkdtempSync(join(tmpdir(), 'reservation-gateway-traced-'));
     try {
@@ -255,12 +255,6 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
         expect(await page.text()).toContain('YogaGraphiQL');
       } finally {
         expect(await gateway.stop('SIGTERM'), gateway.output()).toBe(0);
-      }
-      const viaNpm = await start('npm', ['start'], { cwd: traced });
-      try {
-        expect((await fetch(viaNpm.url.replace(/\/graphql$/, '/health'))).status).toBe(200);
-      } finally {
-        await viaNpm.stop('SIGTERM');
       }
     } finally {
       rmSync(traced, { recursive: true, force: true });
