@@ -138,7 +138,7 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
     expect(imported).toEqual(
       expect.arrayContaining([
         'graphql-yoga',
-        '@faker-js/faker',
+        '@faker-js/faker/locale/en',
         '@opentelemetry/exporter-trace-otlp-http',
         'i18n-iso-countries',
         // Federation's printer, loaded with the first _service { sdl }.
