@@ -57,6 +57,9 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
       body: JSON.stringify(router.subscription('kept', RESERVATION_CHANGED, { eventId: 5003 }, 0)),
     });
     expect(await res.json()).toEqual({ data: null });
+    // Recorded as the subscription starts, which may be just after the router's answer.
+    for (let waited = 0; waited < 10_000 && (await redis.client().hlen('callbacks-test:callbacks')) === 0; waited += 50)
+      await pause(50);
     expect(await redis.client().hlen('callbacks-test:callbacks')).toBe(1);
     // It is live on the first replica: a booking reaches the router.
     const before = await book(emulator, { eventId: 5003 });
