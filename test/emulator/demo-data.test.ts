@@ -22,7 +22,7 @@ describe('the demo data of one seed and start', () => {
     const name = event.name;
     const status = reservation.status;
     event.name = 'renamed by the first emulator';
-    reservation.status = 'written by the first emulator';
+    reservation.status = status === 'cancelled' ? 'accepted' : 'cancelled';
     first.markDirty();
 
     expect(second.store.events.get(eventId)!.name).toBe(name);
