@@ -6,6 +6,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEVER_IN_PRODUCTION, PRODUCTION_TREE } from '../helpers/production-tree.ts';
+import { run } from '../helpers/run.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
@@ -30,25 +31,6 @@ const registryRequired = () => Boolean(process.env.CI) || process.env.REQUIRE_RE
 let tree: string;
 /** Why the tests cannot run here (the registry is unreachable outside CI); undefined when they can. */
 let unreachable: string | undefined;
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
 
 /** Folders above `dir` holding a node_modules: Node would find a missing dependency there and hide it. */
 function nodeModulesAbove(dir: string): string[] {
