@@ -92,10 +92,11 @@ let bytes = 0;
 let files = 0;
 for (const path of new Set([...fileList, ...ALSO, ...licenses])) {
   const from = join(tree, path);
-  if (!statSync(from).isFile()) continue;
+  const stat = statSync(from);
+  if (!stat.isFile()) continue;
   mkdirSync(dirname(join(out, path)), { recursive: true });
   copyFileSync(from, join(out, path));
-  bytes += statSync(from).size;
+  bytes += stat.size;
   files += 1;
 }
 console.error(`trace: ${files} files, ${(bytes / 1e6).toFixed(1)} MB into ${out}`);
