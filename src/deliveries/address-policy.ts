@@ -1,14 +1,15 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Which addresses a webhook may be sent to, for URLs the gateway is given by clients (not by its
  * operator): HTTPS only, no credentials in the URL, and a host whose every address is public
  * unicast. Checked when an endpoint is registered (`check`) and again on every connection
- * (`atConnection` and `lookup`, in `outbound.ts`'s connector), because a name can resolve to a public address at registration and to 127.0.0.1
- * later (DNS rebinding). The ranges are Node's own `net.BlockList`, filled from the IANA
- * special-purpose address registries (RFC 6890 and its updates):
- * https://www.iana.org/assignments/iana-ipv4-special-registry/ and …/iana-ipv6-special-registry/.
+ * (`atConnection` and `lookup`, in `outbound.ts`'s connector), because a name can resolve to a
+ * public address at registration and to 127.0.0.1 later (DNS rebinding). Addresses are parsed and
+ * classified by `ipaddr.js`, whose ranges follow the IANA special-purpose address registries
+ * (RFC 6890 and its updates).
  *
  * Hosts named in `allowHttpHosts` (a development setting) are exempt from both rules: they may be
  * called over plain HTTP and at any address, so a receiver on a laptop can be reached.
@@ -24,51 +25,23 @@ export interface AddressPolicyOptions {
   resolve?: Resolve;
 }
 
-/** IPv4 ranges that are not public unicast: this network, private, CGNAT, loopback, link-local (the metadata address among them), documentation, benchmarking, multicast, reserved, broadcast. */
-const NOT_PUBLIC_V4: readonly [string, number][] = [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-];
+/**
+ * IPv6 public unicast lies in 2000::/3 (global unicast); ipaddr.js calls `unicast` any address of
+ * no special range, unallocated space (4000::/3 …) among them.
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /**
- * IPv6 public unicast lies in 2000::/3 (global unicast; loopback, unspecified, IPv4-mapped, NAT64,
- * unique-local, link-local and multicast all lie outside it), except these: IETF protocol
- * assignments (Teredo among them), documentation, and 6to4 (which carries an IPv4 address).
+ * Whether `ip` (an IPv4 address as four decimal numbers, or an IPv6 address, no brackets) is a
+ * public unicast address: ipaddr.js's range is `unicast` (not loopback, private, link-local and
+ * the metadata address, CGNAT, this network, documentation, benchmarking, multicast, reserved,
+ * broadcast; nor IPv4-mapped, NAT64, unique-local, 6to4, Teredo), and an IPv6 one is global unicast.
  */
-const GLOBAL_UNICAST_V6: [string, number] = ['2000::', 3];
-const NOT_PUBLIC_V6: readonly [string, number][] = [
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['3fff::', 20],
-];
-
-const notPublicV4 = new BlockList();
-for (const [network, prefix] of NOT_PUBLIC_V4) notPublicV4.addSubnet(network, prefix, 'ipv4');
-const globalUnicastV6 = new BlockList();
-globalUnicastV6.addSubnet(...GLOBAL_UNICAST_V6, 'ipv6');
-const notPublicV6 = new BlockList();
-for (const [network, prefix] of NOT_PUBLIC_V6) notPublicV6.addSubnet(network, prefix, 'ipv6');
-
-/** Whether `ip` (an IPv4 or IPv6 literal, no brackets) is a public unicast address. */
 export function isPublicUnicast(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 4) return !notPublicV4.check(ip, 'ipv4');
-  if (family === 6) return globalUnicastV6.check(ip, 'ipv6') && !notPublicV6.check(ip, 'ipv6');
-  return false;
+  if (ipaddr.IPv4.isValidFourPartDecimal(ip)) return ipaddr.IPv4.parse(ip).range() === 'unicast';
+  if (!ipaddr.IPv6.isValid(ip)) return false;
+  const address = ipaddr.IPv6.parse(ip);
+  return address.range() === 'unicast' && address.match(GLOBAL_UNICAST_V6);
 }
 
 /** A refused address: the reason is safe to show to whoever gave the URL. */
@@ -118,9 +91,9 @@ export class AddressPolicy {
     const written = hostAsWritten(address);
     if (written === undefined) return 'the URL must be absolute, like https://receiver.example/webhooks';
     const host = unbracketed(url.hostname);
-    // The URL parser reads 2130706433, 0177.0.0.1 and 0x7f.1 as 127.0.0.1: any such form is refused
-    // as written (before the exemption, which names hosts as written).
-    if (isIPv4(host) && written !== host && written !== `${host}.`)
+    // The URL parser reads 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 as 127.0.0.1: an IPv4 host must
+    // be written as four decimal numbers (before the exemption, which names hosts as written).
+    if (isIPv4(host) && !ipaddr.IPv4.isValidFourPartDecimal(written.replace(/\.$/, '')))
       return 'an IPv4 address must be written as four decimal numbers';
     if (this.exempt.has(url.hostname)) return undefined;
     if (url.protocol !== 'https:') return 'the URL must use https';

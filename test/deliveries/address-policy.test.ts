@@ -49,6 +49,11 @@ describe('isPublicUnicast', () => {
     ['2001:db8::1', 'IPv6 documentation'],
     ['2002:7f00:1::1', '6to4 (carries an IPv4 address)'],
     ['2001:0:4136:e378::1', 'Teredo'],
+    ['64:ff9b:1::1', 'local-use NAT64'],
+    ['fec0::1', 'deprecated site-local'],
+    ['3fff::1', 'IPv6 documentation (RFC 9637)'],
+    ['4000::1', 'outside IPv6 global unicast'],
+    ['0177.0.0.1', 'an IPv4 form other than four decimal numbers'],
     ['not an address', 'not an IP at all'],
   ])('refuses %s (%s)', (ip) => {
     expect(isPublicUnicast(ip)).toBe(false);
@@ -95,6 +100,8 @@ describe('AddressPolicy, at registration', () => {
     ['https://0x7f.0.0.1/hook', 'an IPv4 address must be written as four decimal numbers'],
     ['https://0x7f000001/hook', 'an IPv4 address must be written as four decimal numbers'],
     ['https://127.1/hook', 'an IPv4 address must be written as four decimal numbers'],
+    ['https://0/hook', 'an IPv4 address must be written as four decimal numbers'],
+    ['https://%31%32%37.0.0.1/hook', 'an IPv4 address must be written as four decimal numbers'],
     // A decimal form of a public address is refused too: no form but the dotted quad is accepted.
     ['https://134744072/hook', 'an IPv4 address must be written as four decimal numbers'],
     ['https://internal.example/hook', 'the host name resolves to an address that is not public unicast'],
@@ -123,6 +130,7 @@ describe('AddressPolicy, at registration', () => {
     const strict = new AddressPolicy({ resolve: resolvingTo({ localhost: ['127.0.0.1'] }) });
     expect(await strict.check('http://127.0.0.1:3000/hook')).toBe('the URL must use https');
     expect(await strict.check('https://127.0.0.1:3000/hook')).toBe('the address is not a public unicast address');
+    expect(await strict.check('https://127.0.0.1./hook')).toBe('the address is not a public unicast address');
     expect(await strict.check('https://localhost:3000/hook')).toBe(
       'the host name resolves to an address that is not public unicast',
     );
