@@ -170,6 +170,33 @@ describe('webhooks through the gateway', () => {
     expect(metadata.data?.createWebhookEndpoint.userErrors).toEqual([
       { field: ['input', 'url'], message: 'The address is not a public unicast address.' },
     ]);
+    // Each address form, through the mutation (127.0.0.1 itself is exempt here: the receivers' host).
+    const notPublic = 'The address is not a public unicast address.';
+    const notDecimal = 'An IPv4 address must be written as four decimal numbers.';
+    for (const [url, message] of [
+      ['https://127.0.0.2/hooks', notPublic],
+      ['https://[::1]/hooks', notPublic],
+      ['https://10.1.2.3/hooks', notPublic],
+      ['https://192.168.1.1/hooks', notPublic],
+      ['https://172.16.0.1/hooks', notPublic],
+      ['https://[fd00::1]/hooks', notPublic],
+      ['https://169.254.1.1/hooks', notPublic],
+      ['https://[fe80::1]/hooks', notPublic],
+      ['https://100.64.0.1/hooks', notPublic],
+      ['https://[::ffff:127.0.0.1]/hooks', notPublic],
+      ['https://[::ffff:8.8.8.8]/hooks', notPublic],
+      ['https://2130706433/hooks', notDecimal],
+      ['https://0177.0.0.1/hooks', notDecimal],
+      ['https://0x7f.0.0.1/hooks', notDecimal],
+      ['https://user:pass@receiver.example/hooks', 'The URL must not carry credentials.'],
+    ]) {
+      const refused = await create('acme-hooks', { url, eventIds: [5003] });
+      expect(refused.data?.createWebhookEndpoint, url).toEqual({
+        endpoint: null,
+        secret: null,
+        userErrors: [{ field: ['input', 'url'], message }],
+      });
+    }
     const listed = await t.exec<{ webhookEndpoints: { totalCount: number } }, never>(
       '{ webhookEndpoints { totalCount } }',
       undefined,
@@ -190,6 +217,7 @@ describe('webhooks through the gateway', () => {
     for (const mutation of [
       `updateWebhookEndpoint(id: "${id}", input: { url: "https://example.com/x" }) { userErrors { field message } }`,
       `disableWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
+      `enableWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
       `rotateWebhookSecret(id: "${id}") { secret userErrors { field message } }`,
       `pingWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
       `deleteWebhookEndpoint(id: "${id}") { userErrors { field message } }`,
@@ -218,8 +246,20 @@ describe('webhooks through the gateway', () => {
     expect(redelivered.data).toEqual({
       redeliverWebhook: { delivery: null, userErrors: [{ message: 'No webhook delivery of yours has this id.' }] },
     });
-    const still = await t.exec(`{ webhookEndpoint(id: "${id}") { enabled } }`, undefined, as('acme-hooks'));
-    expect(still.data).toEqual({ webhookEndpoint: { enabled: true } });
+    const still = await t.exec(`{ webhookEndpoint(id: "${id}") { enabled eventIds } }`, undefined, as('acme-hooks'));
+    expect(still.data).toEqual({ webhookEndpoint: { enabled: true, eventIds: [5003] } });
+    // Nor can acme move its own endpoint onto globex's event.
+    const moved = await t.exec(
+      `mutation { updateWebhookEndpoint(id: "${id}", input: { eventIds: [6001] }) { endpoint { id } userErrors { field message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    expect(moved.data).toEqual({
+      updateWebhookEndpoint: {
+        endpoint: null,
+        userErrors: [{ field: ['input', 'eventIds'], message: 'No event 6001 of your licensee.' }],
+      },
+    });
   });
 
   it('needs the webhooks:manage scope, and that scope alone runs nothing else', async () => {

@@ -143,6 +143,19 @@ describe('webhook deliveries to a receiver on 127.0.0.1', () => {
     expect(delivery?.attempts[0]?.status).toBe(302);
   });
 
+  it('honours a 429’s Retry-After read from the answer: the next attempt waits that long, not the schedule’s 20 ms', async () => {
+    const endpoint = await register('/busy');
+    answer = () => ({ status: 429, headers: { 'retry-after': '3600' } });
+    const before = Date.now();
+    await deliveries.tell('1001', [change(700104)]);
+    await until(() => received.some((got) => got.path === '/busy'));
+    await deliveries.idle();
+    const [delivery] = await queue.list(endpoint.id, { first: 1 });
+    expect(delivery).toMatchObject({ status: 'PENDING', attempts: [{ status: 429 }] });
+    expect(delivery!.nextAttemptAt).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(received.filter((got) => got.path === '/busy')).toHaveLength(1);
+  });
+
   it('disables the endpoint when it answers 410', async () => {
     const endpoint = await register('/gone');
     answer = () => ({ status: 410 });
