@@ -6,6 +6,8 @@ export interface Replica {
   url: string;
   /** Its operators' port's origin (OPS_PORT: /metrics, /status, /status.json, /health, /ready). */
   opsUrl: string;
+  /** Its process id. */
+  pid: number;
   /** Everything it wrote to stdout and stderr so far (pino lines and the ready line). */
   output(): string;
   /** Asks it to stop (SIGTERM) and waits until it has. */
@@ -36,6 +38,7 @@ export function startReplica(env: Record<string, string>): Promise<Replica> {
       resolve({
         url: ready[1]!,
         opsUrl: ops[1]!,
+        pid: child.pid!,
         output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');

@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { type Replica, startReplica } from '../helpers/replicas.ts';
+import { post, type Replica, startReplica } from '../helpers/replicas.ts';
 import { book, until } from '../helpers/subscriptions.ts';
 
 /*
@@ -96,4 +97,130 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     );
     expect(queueing).toHaveLength(1);
   }, 60_000);
+});
+
+/** The id of the process whose TCP socket has local port `port` on 127.0.0.1 (from `ss`: the replica that sent a request). */
+function processWithPort(port: number): number | undefined {
+  const lines = execFileSync('ss', ['-tnpH', 'state', 'established', 'sport', '=', `:${port}`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(lines)?.[1];
+  return pid === undefined ? undefined : Number(pid);
+}
+
+/*
+ * Replicas as processes, killed: the replica holding a delivery in flight is killed (SIGKILL) while
+ * the receiver holds its answer back, and the other replica sends the delivery again, with the same
+ * webhook-id, once the dead one's claim lapses (60 s). Then no replica is left while deliveries
+ * wait for their retry, and two new ones on the same Redis send them: nothing is lost.
+ */
+describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
+  const PREFIX = 'webhooks-kill:';
+  let redis: TestRedis;
+  let emulator: Emulator;
+  let replicas: Replica[] = [];
+  let receiver: ReturnType<typeof createServer>;
+  let receiverUrl: string;
+  const received: { reservationNumber: number; webhookId: string; port: number }[] = [];
+  /** How the receiver answers a delivery: a status, or 'hold' (no answer until the sender goes away). */
+  let answer: (reservationNumber: number) => number | 'hold' = () => 204;
+
+  const startPair = () =>
+    Promise.all(
+      [1, 2].map((n) =>
+        startReplica({
+          UPSTREAM_BASE_URL: emulator.url,
+          UPSTREAM_KEY: 'demo-key-1001',
+          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+          UPSTREAM_USER_AGENT: `replica-${n}`,
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: PREFIX,
+          CHANGES_POLL_INTERVAL_MS: '500',
+          WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+        }),
+      ),
+    );
+
+  beforeAll(async () => {
+    redis = await startRedis(serverPath!);
+    emulator = await startEmulator({ port: 0, rateLimit: false });
+    receiver = createServer((request, response) => {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const message = JSON.parse(body) as { data: { reservationNumber: number } };
+        const { reservationNumber } = message.data;
+        received.push({
+          reservationNumber,
+          webhookId: String(request.headers['webhook-id']),
+          port: request.socket.remotePort!,
+        });
+        const status = answer(reservationNumber);
+        if (status !== 'hold') response.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    replicas = await startPair();
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    receiver?.closeAllConnections();
+    await new Promise<void>((resolve) => receiver?.close(() => resolve()));
+    await emulator?.close();
+    await redis?.close();
+  });
+
+  const of = (reservationNumber: number) => received.filter((got) => got.reservationNumber === reservationNumber);
+
+  it('the replica holding a delivery in flight is killed: the other delivers it with the same webhook-id; a restart of both loses nothing', async () => {
+    const [first] = replicas as [Replica, Replica];
+    const created = await post(
+      first.url,
+      `mutation { createWebhookEndpoint(input: { url: "${receiverUrl}", eventIds: [5003] }) { endpoint { id } userErrors { message } } }`,
+    );
+    expect(created.body.errors).toBeUndefined();
+
+    // The first attempt of this booking gets no answer: its sender is killed while it waits.
+    const { reservationNumber: held } = await book(emulator, { eventId: 5003 });
+    answer = (n) => (n === held && of(held).length === 1 ? 'hold' : 204);
+    await until(() => of(held).length === 1, 15_000);
+    const sender = processWithPort(of(held)[0]!.port);
+    const holder = replicas.find((replica) => replica.pid === sender);
+    expect(holder, `no replica has the port the delivery came from (pid ${sender})`).toBeDefined();
+    const survivor = replicas.find((replica) => replica !== holder)!;
+    await holder!.kill();
+    replicas = [survivor];
+
+    // Sent again by the survivor once the dead replica's claim lapsed: same webhook-id.
+    await until(() => of(held).length === 2, 90_000);
+    const [lost, again] = of(held) as [(typeof received)[0], (typeof received)[0]];
+    expect(again.webhookId).toBe(lost.webhookId);
+    expect(processWithPort(again.port) ?? survivor.pid).toBe(survivor.pid);
+
+    // A later change is delivered once, by the one replica left.
+    const { reservationNumber: later } = await book(emulator, { eventId: 5003 });
+    await until(() => of(later).length === 1, 15_000);
+
+    // Deliveries waiting for a retry when every replica stops are sent by the next ones.
+    answer = () => 500;
+    const waiting = await Promise.all([book(emulator, { eventId: 5003 }), book(emulator, { eventId: 5003 })]);
+    await until(() => waiting.every(({ reservationNumber }) => of(reservationNumber).length >= 1), 15_000);
+    // Killed at once, before the schedule's second attempt (5 s later) is due.
+    await survivor.kill();
+    replicas = [];
+    const failedBefore = waiting.map(({ reservationNumber }) => of(reservationNumber).length);
+    answer = () => 204;
+    replicas = await startPair();
+    for (const [i, { reservationNumber }] of waiting.entries())
+      await until(() => of(reservationNumber).length > failedBefore[i]!, 90_000);
+    for (const { reservationNumber } of waiting) {
+      const ids = new Set(of(reservationNumber).map((got) => got.webhookId));
+      expect(ids.size, `one webhook-id for ${reservationNumber}`).toBe(1);
+    }
+    // Nothing delivered twice once answered: each change was answered 204 once.
+    expect(of(held)).toHaveLength(2);
+    expect(of(later)).toHaveLength(1);
+  }, 180_000);
 });
