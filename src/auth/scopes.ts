@@ -19,6 +19,7 @@ export const WEBHOOK_ROOT_FIELDS: ReadonlySet<string> = new Set([
   'rotateWebhookSecret',
   'pingWebhookEndpoint',
   'redeliverWebhook',
+  'recoverWebhookEndpoint',
 ]);
 
 /**

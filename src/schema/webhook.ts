@@ -1,12 +1,18 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
 import { GraphQLError } from 'graphql';
-import { CHANGE_KINDS } from '../changes/change.ts';
+import { CHANGE_KINDS, changesAmong, instantOf } from '../changes/change.ts';
+import { upstreamSource } from '../changes/upstream-source.ts';
 import { ErrorCode } from '../error-codes.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { getEvent } from '../resolvers/event.ts';
 import type { Delivery, DeliveryAttempt } from '../webhooks/delivery-store.ts';
 import type { WebhookEndpoint as EndpointModel } from '../webhooks/endpoint-store.ts';
-import type { EndpointInput, UserError as UserErrorModel, WebhookManagement } from '../webhooks/management.ts';
+import type {
+  ChangesSince,
+  EndpointInput,
+  UserError as UserErrorModel,
+  WebhookManagement,
+} from '../webhooks/management.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, type Rule } from './cost.ts';
 import { ReservationChangeKind } from './reservation-change.ts';
@@ -462,5 +468,76 @@ builder.mutationField('redeliverWebhook', (t) =>
     ...costs(managementWrite),
     resolve: (_root, args, ctx) =>
       managing(ctx).redeliver(licenseeOf(ctx), String(args.deliveryId), ctx.principal.client),
+  }),
+);
+
+/** The changes of one of the request licensee's events since an instant, read as a feed reads them (background priority, within the licensee's budget). */
+const changesSince =
+  (ctx: GatewayContext): ChangesSince =>
+  async (eventId, since) =>
+    changesAmong(
+      await upstreamSource(ctx.upstream, ctx.account, eventId, { priority: 'background' }).read(
+        new Date(since).toISOString(),
+      ),
+      new Map(),
+      since,
+    );
+
+/** A recovery reads each of the endpoint's events once (at least one call, as every mutation). */
+const recoverReads: Rule = () => ({ calls: 1 });
+
+const RecoverWebhookEndpointPayload = builder
+  .objectRef<EndpointOutcome & { queued?: number }>('RecoverWebhookEndpointPayload')
+  .implement({
+    description: 'The endpoint recovered, and how many deliveries were queued to it.',
+    fields: (t) => ({
+      endpoint: t.field({
+        type: WebhookEndpoint,
+        nullable: true,
+        description: 'The endpoint, enabled; null when there are user errors.',
+        ...costsNothing,
+        resolve: (o) => o.endpoint ?? null,
+      }),
+      queued: t.int({
+        nullable: true,
+        description:
+          'Deliveries queued: failed ones sent again, and changes it had not had; null when there are user errors.',
+        ...costsNothing,
+        resolve: (o) => o.queued ?? null,
+      }),
+      userErrors: t.field({
+        type: [UserError],
+        description: USER_ERRORS,
+        ...costsNothing,
+        resolve: (o) => o.userErrors,
+      }),
+    }),
+  });
+
+builder.mutationField('recoverWebhookEndpoint', (t) =>
+  t.field({
+    type: RecoverWebhookEndpointPayload,
+    description:
+      'Recovers a webhook endpoint after its receiver was down: enables it, sends again the deliveries ' +
+      'that failed since `since` (same body and `webhook-id`), and sends the current state of each ' +
+      'reservation of its events modified since `since` that it has not had (changes made while it was ' +
+      'disabled). Nothing it received is sent again. Needs `webhooks:manage`.',
+    args: {
+      id: t.arg.id({ required: true, description: 'The endpoint’s id.' }),
+      since: t.arg({
+        type: 'DateTime',
+        required: true,
+        description: 'Recover from this instant (at most 30 days ago), for example when the receiver went down.',
+      }),
+    },
+    ...costs(recoverReads),
+    resolve: (_root, args, ctx) =>
+      managing(ctx).recover(
+        licenseeOf(ctx),
+        String(args.id),
+        instantOf(args.since),
+        changesSince(ctx),
+        ctx.principal.client,
+      ),
   }),
 );

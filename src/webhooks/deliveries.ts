@@ -111,6 +111,34 @@ export class WebhookDeliveries {
     this.wake();
   }
 
+  /**
+   * Queues to one endpoint the changes of a replay (`recoverWebhookEndpoint`), in order, each one it
+   * has not already had: a change already queued or sent to it (same webhook-id) is left alone, so
+   * a replay repeats nothing the endpoint received. Answers how many were queued.
+   */
+  async replay(endpoint: WebhookEndpoint, changes: readonly ReservationChange[]): Promise<number> {
+    const now = Date.now();
+    const { licenseeId } = endpoint;
+    let queued = 0;
+    for (const change of changes) {
+      if (!endpoint.kinds.includes(change.kind)) continue;
+      const id = messageId(endpoint.id, change.key);
+      if (await this.queue.has(endpoint.id, id)) continue;
+      const { eventId, reservationNumber } = change.reservation;
+      const sequence = await this.endpoints.nextSequence(licenseeId, eventId, reservationNumber);
+      const body = JSON.stringify(reservationMessage(licenseeId, change, sequence, new Date(now)));
+      const lane = `${eventId}:${reservationNumber}`;
+      const type = TYPE_OF_KIND[change.kind];
+      const { added } = await this.queue.add(
+        { endpointId: endpoint.id, licenseeId, messageId: id, lane, type, body },
+        now,
+      );
+      if (added) queued++;
+    }
+    this.wake();
+    return queued;
+  }
+
   /** Queues a signed `webhook.test` to the endpoint (in a lane of its own); undefined when the licensee has no such endpoint. */
   async ping(licenseeId: string, endpointId: string): Promise<Delivery | undefined> {
     const endpoint = await this.endpoints.get(licenseeId, endpointId);

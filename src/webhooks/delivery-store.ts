@@ -77,6 +77,8 @@ export interface DeliveryStore {
   pause(endpointId: string): Promise<void>;
   resume(endpointId: string): Promise<void>;
   get(licenseeId: string, id: string): Promise<Delivery | undefined>;
+  /** Whether the endpoint has (or had, among the deliveries kept) a delivery of this message. */
+  has(endpointId: string, messageId: string): Promise<boolean>;
   /** The endpoint's deliveries, newest first, after `after` (a position), of `status` if given. */
   list(endpointId: string, options: { first: number; after?: number; status?: DeliveryStatus }): Promise<Delivery[]>;
   /** Deliveries waiting for the endpoint, and since when the oldest has waited (ms; undefined when none). */
@@ -111,6 +113,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
   private positions = 0;
 
   constructor(private readonly kept = KEPT_PER_ENDPOINT) {}
+
+  async has(endpointId: string, messageId: string): Promise<boolean> {
+    return this.byMessage.has(`${endpointId}\u0000${messageId}`);
+  }
 
   async add(input: NewDelivery, now: number, again = false): Promise<{ delivery: Delivery; added: boolean }> {
     const messageKey = `${input.endpointId}\u0000${input.messageId}`;

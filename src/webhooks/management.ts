@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { CHANGE_KINDS, type ChangeKind } from '../changes/change.ts';
+import { CHANGE_KINDS, type ChangeKind, type ReservationChange } from '../changes/change.ts';
 import type { AddressPolicy } from '../deliveries/address-policy.ts';
 import type { WebhookDeliveries } from './deliveries.ts';
-import type { Delivery, DeliveryStatus, DeliveryStore } from './delivery-store.ts';
+import { type Delivery, type DeliveryStatus, type DeliveryStore, KEPT_PER_ENDPOINT } from './delivery-store.ts';
 import type { EndpointStore, WebhookEndpoint } from './endpoint-store.ts';
 import { newSecret } from './signature.ts';
 
@@ -28,6 +28,12 @@ export interface EndpointInput {
 
 /** Says whether the licensee's account has the event (the service answers another licensee's as not found). */
 export type EventCheck = (eventId: number) => Promise<boolean>;
+
+/** The changes of one of the licensee's events since an instant (ms): the current state of each reservation modified since, in modification order. */
+export type ChangesSince = (eventId: number, since: number) => Promise<ReservationChange[]>;
+
+/** How far back `recoverWebhookEndpoint` may reach. */
+export const MAX_RECOVER_DAYS = 30;
 
 export interface ManagementAudit {
   info(details: object, message: string): void;
@@ -202,6 +208,53 @@ export class WebhookManagement {
       return { userErrors: [{ field: ['deliveryId'], message: 'No webhook delivery of yours has this id.' }] };
     await this.told(licenseeId, client, 'redeliverWebhook', delivery.endpointId);
     return { delivery, userErrors: [] };
+  }
+
+  /**
+   * Recovers an endpoint after an outage of its receiver: enables it (when disabled), queues again
+   * every delivery to it that FAILED since `since` (same body and `webhook-id`), and replays to it
+   * the current state of each reservation of its events modified since `since` that it has not
+   * already had (changes made while it was disabled were never queued for it). Nothing the
+   * endpoint received is sent again. The reads come first: when one fails, nothing is changed.
+   */
+  async recover(
+    licenseeId: string,
+    id: string,
+    since: number,
+    changesSince: ChangesSince,
+    client: string,
+    now = Date.now(),
+  ): Promise<Outcome<{ endpoint?: WebhookEndpoint; queued?: number }>> {
+    const endpoint = await this.deps.endpoints.get(licenseeId, id);
+    if (!endpoint) return { userErrors: [NOT_FOUND] };
+    if (!Number.isFinite(since) || since > now || since < now - MAX_RECOVER_DAYS * 86_400_000)
+      return {
+        userErrors: [
+          { field: ['since'], message: `Give an instant in the past, at most ${MAX_RECOVER_DAYS} days ago.` },
+        ],
+      };
+    const replay: ReservationChange[] = [];
+    for (const eventId of endpoint.eventIds) replay.push(...(await changesSince(eventId, since)));
+    // Failed since then, oldest first, once per message, unless it was delivered (or is queued) since.
+    const kept = (await this.deps.queue.list(id, { first: KEPT_PER_ENDPOINT })).reverse();
+    const settledOrQueued = new Set(kept.filter((d) => d.status !== 'FAILED').map((d) => d.messageId));
+    const failed = new Map<string, Delivery>();
+    for (const delivery of kept)
+      if (delivery.status === 'FAILED' && delivery.createdAt >= since && !settledOrQueued.has(delivery.messageId))
+        failed.set(delivery.messageId, delivery);
+
+    const recovered: WebhookEndpoint = endpoint.enabled
+      ? endpoint
+      : { ...endpoint, enabled: true, disabledReason: null, failingSince: null };
+    if (!endpoint.enabled) {
+      await this.deps.endpoints.save(recovered);
+      await this.deps.deliveries.resume(id);
+    }
+    let queued = 0;
+    for (const delivery of failed.values()) if (await this.deps.deliveries.redeliver(licenseeId, delivery.id)) queued++;
+    queued += await this.deps.deliveries.replay(recovered, replay);
+    await this.told(licenseeId, client, 'recoverWebhookEndpoint', id);
+    return { endpoint: recovered, queued, userErrors: [] };
   }
 
   /** The audit line of a management mutation (no URL, no secret), and the feeds told. */

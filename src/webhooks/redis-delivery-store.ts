@@ -145,6 +145,10 @@ export class RedisDeliveryStore implements DeliveryStore {
     return texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as Delivery);
   }
 
+  async has(endpointId: string, messageId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.key('message'), `${endpointId}\u0000${messageId}`)) === 1;
+  }
+
   async add(input: NewDelivery, now: number, again = false): Promise<{ delivery: Delivery; added: boolean }> {
     const id = newDeliveryId();
     const position = await this.redis.incr(this.key('position'));

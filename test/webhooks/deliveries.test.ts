@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChangeKind, ReservationChange } from '../../src/changes/change.ts';
-import { AddressRefusedError } from '../../src/deliveries/address-policy.ts';
+import { AddressPolicy, AddressRefusedError } from '../../src/deliveries/address-policy.ts';
 import { OutboundError } from '../../src/deliveries/outbound.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import { DISABLE_AFTER_MS, type Send, WebhookDeliveries } from '../../src/webhooks/deliveries.ts';
 import { MemoryDeliveryStore } from '../../src/webhooks/delivery-store.ts';
 import { MemoryEndpointStore, type WebhookEndpoint } from '../../src/webhooks/endpoint-store.ts';
+import { WebhookManagement } from '../../src/webhooks/management.ts';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry.ts';
 import { newSecret } from '../../src/webhooks/signature.ts';
 import { verifies } from './standard-webhooks.ts';
@@ -347,6 +348,49 @@ describe('webhook deliveries', () => {
       data: { endpointId: target.id },
     });
     expect(verifies(target.secrets[0]!.value, sent[0]!.headers, sent[0]!.body)).toBe(true);
+  });
+
+  it('recovers an endpoint disabled by a 410: what failed is sent again (same webhook-id), what it missed is sent, nothing it had', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    let status = 204;
+    const { send, sent } = scripted(() => ({ status }));
+    const deliveries = start(send);
+    const management = new WebhookManagement({ endpoints, queue, deliveries, policy: new AddressPolicy() });
+    const [had, failed, missed] = [change(700003), change(700001), change(700002)];
+    await deliveries.tell('1001', [had]);
+    await elapse(0);
+    status = 410;
+    await deliveries.tell('1001', [failed]);
+    await elapse(0);
+    expect((await endpoints.get('1001', target.id))?.enabled).toBe(false);
+    await deliveries.tell('1001', [missed]);
+    await elapse(60 * SECOND);
+    expect(sent).toHaveLength(2);
+    const failedId = sent[1]!.headers['webhook-id'];
+
+    status = 204;
+    // The service answers the current state of what was modified since: all three.
+    const changesSince = vi.fn(async () => [had, failed, missed]);
+    const notYours = await management.recover('1002', target.id, T0, changesSince, 'other');
+    expect(notYours.userErrors).toEqual([{ field: ['id'], message: 'No webhook endpoint of yours has this id.' }]);
+    expect(changesSince).not.toHaveBeenCalled();
+    const recovered = await management.recover('1001', target.id, T0, changesSince, 'crm');
+    expect(recovered).toMatchObject({ endpoint: { enabled: true, disabledReason: null }, queued: 2, userErrors: [] });
+    expect(changesSince).toHaveBeenCalledWith(5003, T0);
+    await elapse(0);
+    const after = sent.slice(2).map((request) => JSON.parse(request.body).data.reservationNumber);
+    expect(after.sort()).toEqual([700001, 700002]);
+    expect(
+      sent.slice(2).find((request) => JSON.parse(request.body).data.reservationNumber === 700001)?.headers[
+        'webhook-id'
+      ],
+    ).toBe(failedId);
+
+    // Everything is had now: a second recovery queues nothing.
+    expect(await management.recover('1001', target.id, T0, changesSince, 'crm')).toMatchObject({ queued: 0 });
+    await elapse(0);
+    expect(sent).toHaveLength(4);
   });
 
   it('gives each reservation’s changes a growing sequence, shared by the endpoints', async () => {

@@ -59,6 +59,9 @@ function contract(make: () => Promise<DeliveryStore>) {
     const first = await store.add(delivery({ endpointId: 'ep_2', messageId: 'msg_same' }), now);
     const twice = await store.add(delivery({ endpointId: 'ep_2', messageId: 'msg_same' }), now);
     expect(twice).toMatchObject({ added: false, delivery: { id: first.delivery.id } });
+    expect(await store.has('ep_2', 'msg_same')).toBe(true);
+    expect(await store.has('ep_2', 'msg_other')).toBe(false);
+    expect(await store.has('ep_3', 'msg_same')).toBe(false);
     const again = await store.add(delivery({ endpointId: 'ep_2', messageId: 'msg_same' }), now, true);
     expect(again.added).toBe(true);
 

@@ -35,6 +35,7 @@ const LICENSEES = {
 };
 
 interface Received {
+  path: string;
   headers: Record<string, string>;
   body: string;
 }
@@ -64,7 +65,7 @@ describe('webhooks through the gateway', () => {
         body += chunk;
       });
       request.on('end', () => {
-        received.push({ headers: request.headers as Record<string, string>, body });
+        received.push({ path: request.url ?? '', headers: request.headers as Record<string, string>, body });
         response.writeHead(204).end();
       });
     });
@@ -98,6 +99,31 @@ describe('webhooks through the gateway', () => {
     await t?.close();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
+
+  /** A query or mutation over GraphQL over SSE: the codes of its errors, and its data. */
+  async function overSse(query: string, client: keyof typeof KEYS) {
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...as(client) },
+      body: JSON.stringify({ query }),
+    });
+    const text = await response.text();
+    const [data] = [...text.matchAll(/^data: (.+)$/gm)].map((match) => JSON.parse(match[1]!) as GraphQLResult);
+    return data;
+  }
+
+  /** The same over graphql-ws, authenticated in the init payload. */
+  async function overWs(query: string, client: keyof typeof KEYS) {
+    const ws = wsClient(server.wsUrl, { Authorization: as(client).authorization });
+    try {
+      for await (const result of ws.iterate({ query })) return result as GraphQLResult;
+    } finally {
+      await ws.dispose();
+    }
+  }
+
+  type GraphQLResult = { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+  const codes = (result: GraphQLResult | undefined) => result?.errors?.map((error) => error.extensions?.code);
 
   type Created = {
     createWebhookEndpoint: {
@@ -323,34 +349,68 @@ describe('webhooks through the gateway', () => {
     await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
   });
 
+  it('recovers a disabled endpoint: what changed while it was disabled is sent, nothing it had is sent again (HTTP and graphql-ws)', async () => {
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const { endpoint } = (await create('acme-hooks', { url: `${receiverUrl}?recover`, eventIds: [5003] })).data!
+      .createWebhookEndpoint;
+    const id = endpoint!.id;
+    const mine = () =>
+      received
+        .filter((got) => got.path === '/hooks?recover')
+        .map((got) => (JSON.parse(got.body) as { data: { reservationNumber?: number } }).data.reservationNumber);
+    await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+    const had = await book(t.emulator, { eventId: 5003 });
+    await until(() => mine().includes(had.reservationNumber));
+    await t.exec(
+      `mutation { disableWebhookEndpoint(id: "${id}") { userErrors { message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    await until(() => t.gateway.webhooks.joined().length === 0);
+    const missed = await book(t.emulator, { eventId: 5003 });
+
+    const RECOVER = (at: string) =>
+      `mutation { recoverWebhookEndpoint(id: "${id}", since: "${at}") { endpoint { enabled disabledReason } queued userErrors { field message } } }`;
+    // Another licensee's client cannot; a client without the scope is refused on every door.
+    const globex = await t.exec(RECOVER(since), undefined, as('globex-hooks'));
+    expect(globex.data).toEqual({
+      recoverWebhookEndpoint: {
+        endpoint: null,
+        queued: null,
+        userErrors: [{ field: ['id'], message: 'No webhook endpoint of yours has this id.' }],
+      },
+    });
+    expect(codes(await overWs(RECOVER(since), 'acme-ops'))).toEqual(['FORBIDDEN']);
+    expect(codes(await overSse(RECOVER(since), 'acme-ops'))).toEqual(['FORBIDDEN']);
+    const future = await t.exec(RECOVER(new Date(Date.now() + 3_600_000).toISOString()), undefined, as('acme-hooks'));
+    expect(future.data).toMatchObject({
+      recoverWebhookEndpoint: { queued: null, userErrors: [{ field: ['since'] }] },
+    });
+    expect(mine().includes(missed.reservationNumber)).toBe(false);
+
+    const sentBefore = mine().length;
+    const recovered = (await overWs(RECOVER(since), 'acme-hooks')) as {
+      data?: { recoverWebhookEndpoint: { endpoint: unknown; queued: number; userErrors: unknown[] } };
+    };
+    expect(recovered.data?.recoverWebhookEndpoint).toMatchObject({
+      endpoint: { enabled: true, disabledReason: null },
+      userErrors: [],
+    });
+    const { queued } = recovered.data!.recoverWebhookEndpoint;
+    expect(queued).toBeGreaterThanOrEqual(1);
+    await until(() => mine().length === sentBefore + queued);
+    expect(mine().filter((n) => n === missed.reservationNumber)).toHaveLength(1);
+    expect(mine().filter((n) => n === had.reservationNumber)).toHaveLength(1);
+    await until(() => t.gateway.webhooks.joined().includes('1001|5003'));
+
+    // Recovering again over HTTP has nothing left to send.
+    const again = await t.exec(RECOVER(since), undefined, as('acme-hooks'));
+    expect(again.data).toMatchObject({ recoverWebhookEndpoint: { queued: 0, userErrors: [] } });
+  });
+
   describe('the scope on every door', () => {
     const LIST = '{ webhookEndpoints { totalCount } }';
     const CREATE_ONE = `mutation { createWebhookEndpoint(input: { url: "https://receiver.example/x", eventIds: [5003] }) { secret userErrors { message } } }`;
-
-    /** A query or mutation over GraphQL over SSE: the codes of its errors, and its data. */
-    async function overSse(query: string, client: keyof typeof KEYS) {
-      const response = await fetch(server.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...as(client) },
-        body: JSON.stringify({ query }),
-      });
-      const text = await response.text();
-      const [data] = [...text.matchAll(/^data: (.+)$/gm)].map((match) => JSON.parse(match[1]!) as GraphQLResult);
-      return data;
-    }
-
-    /** The same over graphql-ws, authenticated in the init payload. */
-    async function overWs(query: string, client: keyof typeof KEYS) {
-      const ws = wsClient(server.wsUrl, { Authorization: as(client).authorization });
-      try {
-        for await (const result of ws.iterate({ query })) return result as GraphQLResult;
-      } finally {
-        await ws.dispose();
-      }
-    }
-
-    type GraphQLResult = { data?: unknown; errors?: { extensions?: { code?: string } }[] };
-    const codes = (result: GraphQLResult | undefined) => result?.errors?.map((error) => error.extensions?.code);
 
     it('refuses a client without webhooks:manage over SSE and graphql-ws, and serves one with it', async () => {
       for (const door of [overSse, overWs]) {

@@ -25,4 +25,5 @@ export const CHANGED_BY_MUTATION: Readonly<Record<string, readonly CachedType[]>
   rotateWebhookSecret: [],
   pingWebhookEndpoint: [],
   redeliverWebhook: [],
+  recoverWebhookEndpoint: [],
 };
