@@ -81,6 +81,17 @@ export class WebhookMetrics {
       },
     });
     new Gauge({
+      name: 'gateway_webhook_endpoints_enabled',
+      help: 'Webhook endpoints enabled (deliveries go out to them), per licensee.',
+      labelNames: ['licensee'] as const,
+      registers: [registry],
+      async collect() {
+        const rows = await read();
+        for (const licensee of source.licensees)
+          this.set({ licensee }, rows.filter((row) => row.licensee === licensee && row.enabled).length);
+      },
+    });
+    new Gauge({
       name: 'gateway_webhook_endpoints_disabled',
       help: 'Webhook endpoints disabled (by their client, a 410, or failing for too long), per licensee.',
       labelNames: ['licensee'] as const,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LICENSEES_JSON, licenseesEnv, sha256 } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { book, listen, until, wsClient } from '../helpers/subscriptions.ts';
+import { book, listen, pause, until, wsClient } from '../helpers/subscriptions.ts';
 import { verifies } from './standard-webhooks.ts';
 
 /*
@@ -13,6 +13,8 @@ import { verifies } from './standard-webhooks.ts';
  */
 
 const POLL_MS = 300;
+const OPS_TOKEN = 'webhook-tests-ops-token-7c1d9e2f4a6b';
+const ops = { headers: { authorization: `Bearer ${OPS_TOKEN}` } };
 const KEYS = {
   'acme-hooks': 'acme-hooks-key-5e6f7a8b9c0d1e2f3a4b',
   'globex-hooks': 'globex-hooks-key-4b3a2f1e0d9c8b7a6f5e',
@@ -33,6 +35,12 @@ const LICENSEES = {
     ],
   })),
 };
+
+/** Waits until an asynchronous condition holds (20 s at most). */
+async function eventually(condition: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 20_000; !(await condition()); await pause(50))
+    if (Date.now() > deadline) throw new Error('the condition was never reached');
+}
 
 interface Received {
   path: string;
@@ -78,6 +86,7 @@ describe('webhooks through the gateway', () => {
         GATEWAY_AUTH: 'api-key',
         CHANGES_POLL_INTERVAL_MS: String(POLL_MS),
         WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+        OPS_TOKEN,
       },
     );
     server = await listen(t);
@@ -406,6 +415,67 @@ describe('webhooks through the gateway', () => {
     // Recovering again over HTTP has nothing left to send.
     const again = await t.exec(RECOVER(since), undefined, as('acme-hooks'));
     expect(again.data).toMatchObject({ recoverWebhookEndpoint: { queued: 0, userErrors: [] } });
+  });
+
+  it('shows endpoints’ health on the status page: enabled and disabled, deliveries waiting, the oldest’s age', async () => {
+    // A receiver that refuses connections: a closed port on 127.0.0.1.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const downUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/down`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = (await create('acme-hooks', { url: downUrl, eventIds: [5003] })).data!.createWebhookEndpoint.endpoint!;
+    const off = (await create('acme-hooks', { url: receiverUrl, eventIds: [5003] })).data!.createWebhookEndpoint
+      .endpoint!;
+    await t.exec(
+      `mutation { disableWebhookEndpoint(id: "${off.id}") { userErrors { message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    await t.exec(
+      `mutation { pingWebhookEndpoint(id: "${down.id}") { userErrors { message } } }`,
+      undefined,
+      as('acme-hooks'),
+    );
+    // The ping's first attempt failed: it waits for the next.
+    await eventually(async () => {
+      const read = await t.exec<
+        { webhookEndpoint: { deliveries: { edges: { node: { attempts: unknown[] } }[] } } },
+        never
+      >(
+        `{ webhookEndpoint(id: "${down.id}") { deliveries(first: 1) { edges { node { attempts { status } } } } } }`,
+        undefined,
+        as('acme-hooks'),
+      );
+      return (read.data?.webhookEndpoint.deliveries.edges[0]?.node.attempts.length ?? 0) > 0;
+    });
+
+    type Snapshot = { licensees: { licensee: string; webhooks: Record<string, number> }[] };
+    const health = async (licensee: string) => {
+      const snapshot = (await (await t.gateway.operators.fetch('http://ops/status.json', ops)).json()) as Snapshot;
+      return snapshot.licensees.find((status) => status.licensee === licensee)?.webhooks;
+    };
+    // What waits is what the graph says waits (the ping, and whatever the event's feed told meanwhile).
+    const pendingInGraph = async () => {
+      const read = await t.exec<{ webhookEndpoints: { edges: { node: { pendingDeliveries: number } }[] } }, never>(
+        '{ webhookEndpoints { edges { node { pendingDeliveries } } } }',
+        undefined,
+        as('acme-hooks'),
+      );
+      return (read.data?.webhookEndpoints.edges ?? []).reduce((sum, { node }) => sum + node.pendingDeliveries, 0);
+    };
+    let acme: Record<string, number> | undefined;
+    let pending = 0;
+    await eventually(async () => {
+      acme = await health('1001');
+      pending = await pendingInGraph();
+      return acme?.enabled === 1 && acme.disabled === 1 && acme.backlog === pending;
+    });
+    expect(pending).toBeGreaterThanOrEqual(1);
+    expect(acme).toEqual({ enabled: 1, disabled: 1, backlog: pending, oldestPendingSeconds: expect.any(Number) });
+    expect(await health('2002')).toEqual({ enabled: 0, disabled: 0, backlog: 0, oldestPendingSeconds: 0 });
+    const page = await (await t.gateway.operators.fetch('http://ops/status', ops)).text();
+    expect(page).toContain("'webhook-endpoints'");
+    expect(page).toContain("'webhook-backlog'");
   });
 
   describe('the scope on every door', () => {

@@ -21,7 +21,7 @@ const PAGE_POLICY = `default-src 'none'; script-src ${hashesOf('script')}; style
 
 /**
  * `/status`: one HTML page for operators (budget chart, queue, token age, cache hit ratio, error
- * rate, pollers, last errors), refreshing itself from `/status.json`, which reads the /metrics registry.
+ * rate, pollers, webhook endpoints' health, last errors), refreshing itself from `/status.json`, which reads the /metrics registry.
  */
 export function useStatusPage(metrics: GatewayMetrics, licensees: readonly string[], history: BudgetHistory): Plugin {
   return {

@@ -18,6 +18,8 @@ export interface LicenseeStatus {
   upstreamErrorRate: number | null;
   pollers: number;
   subscribers: number;
+  /** Webhook endpoints' health (docs/webhooks.md): how many are enabled and disabled, deliveries waiting, the oldest waiting's age. */
+  webhooks: { enabled: number; disabled: number; backlog: number; oldestPendingSeconds: number };
 }
 
 export interface StatusSnapshot {
@@ -39,7 +41,7 @@ export async function statusSnapshot(
 ): Promise<StatusSnapshot> {
   await history.sample();
   const gauge = async (name: string) => ((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []) as Values;
-  const [used, limit, queue, tokenAge, pollers, subscribers] = await Promise.all(
+  const [used, limit, queue, tokenAge, pollers, subscribers, enabled, disabled, backlog, oldest] = await Promise.all(
     [
       'gateway_upstream_budget_used',
       'gateway_upstream_budget_limit',
@@ -47,6 +49,10 @@ export async function statusSnapshot(
       'gateway_upstream_token_age_seconds',
       'gateway_change_pollers',
       'gateway_change_subscribers',
+      'gateway_webhook_endpoints_enabled',
+      'gateway_webhook_endpoints_disabled',
+      'gateway_webhook_queue_depth',
+      'gateway_webhook_oldest_pending_seconds',
     ].map(gauge),
   );
   const requests = (await metrics.upstreamRequests.get()).values as Values;
@@ -74,6 +80,14 @@ export async function statusSnapshot(
         upstreamErrorRate: upstreamRequests > 0 ? upstreamFailures / upstreamRequests : null,
         pollers: of(pollers, licensee),
         subscribers: of(subscribers, licensee),
+        webhooks: {
+          enabled: of(enabled, licensee),
+          disabled: of(disabled, licensee),
+          backlog: of(backlog, licensee),
+          oldestPendingSeconds: Math.round(
+            Math.max(0, ...(oldest ?? []).filter(({ labels }) => mine(labels)).map(({ value }) => value)),
+          ),
+        },
       };
     }),
     recentErrors: metrics.recentErrors,
