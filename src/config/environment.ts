@@ -81,7 +81,14 @@ const list = () =>
 const MIB = 1024 * 1024;
 
 /** Settings whose values are never shown in an error (a Redis URL may hold a password). */
-const SECRET_SETTINGS = new Set(['UPSTREAM_KEY', 'JWT_SECRET', 'REDIS_URL', 'OPS_TOKEN', 'ROUTER_HMAC_SECRET']);
+const SECRET_SETTINGS = new Set([
+  'UPSTREAM_KEY',
+  'JWT_SECRET',
+  'REDIS_URL',
+  'OPS_TOKEN',
+  'ROUTER_HMAC_SECRET',
+  'WEBHOOK_SECRET_KEY',
+]);
 
 /** redis:// or rediss:// (TLS) with a host; a password, user and database number may be in it. */
 function isRedisUrl(value: string): boolean {
@@ -262,6 +269,19 @@ const envSchema = z.object({
     )
     .default([]),
   WEBHOOK_DISABLE_AFTER_HOURS: int(1, 8_760).default(72),
+  // AES-256-GCM keys sealing endpoint secrets in Redis: the first seals, each opens (a key change).
+  WEBHOOK_SECRET_KEY: list()
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^[0-9a-fA-F]{64}$/,
+            'each must be 64 hex digits, a 256-bit key (for example the output of openssl rand -hex 32)',
+          ),
+      ),
+    )
+    .default([]),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url('must be an http(s) URL like http://127.0.0.1:4318').optional(),
   GRAPHQL_JIT: z.enum(['on', 'off'], 'must be on or off').default('on'),
   RESPONSE_CACHE: z.enum(['on', 'off'], 'must be on or off').default('on'),
@@ -435,8 +455,8 @@ export interface Config {
   subscriptionsPerClient: number;
   /** SUBSCRIPTION_CALLBACK_URLS: the URL prefixes a router's callbacks may go to; none: callback subscriptions refused. */
   subscriptionCallbackUrls: string[];
-  /** WEBHOOK_ALLOW_HTTP_HOSTS and WEBHOOK_DISABLE_AFTER_HOURS (docs/webhooks.md). */
-  webhooks: { allowHttpHosts: string[]; disableAfterMs: number };
+  /** WEBHOOK_ALLOW_HTTP_HOSTS, WEBHOOK_DISABLE_AFTER_HOURS and WEBHOOK_SECRET_KEY (docs/webhooks.md). */
+  webhooks: { allowHttpHosts: string[]; disableAfterMs: number; secretKeys: string[] };
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
@@ -557,6 +577,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: {
       allowHttpHosts: e.WEBHOOK_ALLOW_HTTP_HOSTS.map((host) => host.toLowerCase()),
       disableAfterMs: e.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+      secretKeys: e.WEBHOOK_SECRET_KEY,
     },
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',

@@ -249,6 +249,12 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
       meaning:
         'a webhook endpoint whose attempts have all failed for this many hours is disabled, its `disabledReason` saying since when ([Webhooks](webhooks.md#the-queue-and-its-retries))',
     },
+    {
+      settings: ['WEBHOOK_SECRET_KEY'],
+      meaning:
+        "a secret: with `REDIS_URL`, webhook endpoints' signing secrets are sealed in Redis with this AES-256-GCM key (64 hex digits, for example the output of `openssl rand -hex 32`); to change it, give the new key first and the old one after it, comma-separated (the first seals, each opens; an endpoint is sealed again with the first when it is next saved). Losing it makes every sealed secret unreadable: those endpoints can then only be deleted and registered again ([Webhooks](webhooks.md#endpoints))",
+      default: "unset: the secrets are kept in Redis in clear (Redis must then be trusted like the gateway's memory)",
+    },
   ],
   replicas: [
     {

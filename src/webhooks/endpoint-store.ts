@@ -1,5 +1,6 @@
 import type { ChangeKind } from '../changes/change.ts';
 import type { RedisConnection } from '../redis/connection.ts';
+import { isSealed, type SecretBox } from './secret-box.ts';
 
 /**
  * Where webhook endpoints are kept: in this process (MemoryEndpointStore), or in Redis for every
@@ -104,14 +105,41 @@ export class MemoryEndpointStore implements EndpointStore {
  * On Redis, under REDIS_PREFIX: `webhooks:endpoints` (a hash, id → the endpoint as JSON),
  * `webhooks:licensee:<id>` (a set of that licensee's endpoint ids) and `webhooks:sequences` (a
  * hash, licensee|event|reservation → the last sequence given, HINCRBY so replicas never give one twice).
+ * With WEBHOOK_SECRET_KEY, each endpoint's signing secrets are sealed in its record (secret-box.ts).
  */
 export class RedisEndpointStore implements EndpointStore {
   private readonly endpointsKey: string;
   private readonly sequencesKey: string;
 
-  constructor(private readonly redis: RedisConnection) {
+  /** `box`: endpoint secrets are sealed with it in Redis (WEBHOOK_SECRET_KEY); without one, kept in clear. */
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly box?: SecretBox,
+  ) {
     this.endpointsKey = `${redis.prefix}webhooks:endpoints`;
     this.sequencesKey = `${redis.prefix}webhooks:sequences`;
+  }
+
+  /** The record as Redis keeps it: its secrets sealed when there is a key. */
+  private stored(endpoint: WebhookEndpoint): string {
+    const { box } = this;
+    if (!box) return JSON.stringify(endpoint);
+    const secrets = endpoint.secrets.map((secret) => ({ ...secret, value: box.seal(secret.value, endpoint.id) }));
+    return JSON.stringify({ ...endpoint, secrets });
+  }
+
+  /** The endpoint of a stored record, its secrets opened. */
+  private parsed(text: string): WebhookEndpoint {
+    const endpoint = JSON.parse(text) as WebhookEndpoint;
+    const secrets = endpoint.secrets.map((secret) => {
+      if (this.box) return { ...secret, value: this.box.open(secret.value, endpoint.id) };
+      if (isSealed(secret.value))
+        throw new Error(
+          'webhook endpoint secrets in Redis are sealed: set WEBHOOK_SECRET_KEY to the key that sealed them',
+        );
+      return secret;
+    });
+    return { ...endpoint, secrets };
   }
 
   private licenseeKey(licenseeId: string) {
@@ -121,19 +149,21 @@ export class RedisEndpointStore implements EndpointStore {
   async save(endpoint: WebhookEndpoint): Promise<void> {
     await this.redis.commands
       .multi()
-      .hset(this.endpointsKey, endpoint.id, JSON.stringify(endpoint))
+      .hset(this.endpointsKey, endpoint.id, this.stored(endpoint))
       .sadd(this.licenseeKey(endpoint.licenseeId), endpoint.id)
       .exec();
   }
 
   async get(licenseeId: string, id: string): Promise<WebhookEndpoint | undefined> {
     const text = await this.redis.commands.hget(this.endpointsKey, id);
-    const endpoint = text ? (JSON.parse(text) as WebhookEndpoint) : undefined;
+    const endpoint = text ? this.parsed(text) : undefined;
     return endpoint?.licenseeId === licenseeId ? endpoint : undefined;
   }
 
   async delete(licenseeId: string, id: string): Promise<boolean> {
-    if (!(await this.get(licenseeId, id))) return false;
+    // Its secrets are not opened: an endpoint sealed under a key since lost can still be deleted.
+    const text = await this.redis.commands.hget(this.endpointsKey, id);
+    if (!text || (JSON.parse(text) as WebhookEndpoint).licenseeId !== licenseeId) return false;
     await this.redis.commands.multi().hdel(this.endpointsKey, id).srem(this.licenseeKey(licenseeId), id).exec();
     return true;
   }
@@ -144,7 +174,7 @@ export class RedisEndpointStore implements EndpointStore {
     const texts = await this.redis.commands.hmget(this.endpointsKey, ...ids);
     return texts
       .filter((text): text is string => text !== null)
-      .map((text) => JSON.parse(text) as WebhookEndpoint)
+      .map((text) => this.parsed(text))
       .filter((endpoint) => endpoint.licenseeId === licenseeId)
       .sort(byAge);
   }

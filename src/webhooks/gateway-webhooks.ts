@@ -12,6 +12,7 @@ import { type EndpointStore, MemoryEndpointStore, RedisEndpointStore } from './e
 import { type ManagementAudit, WebhookManagement } from './management.ts';
 import { WebhookMetrics } from './metrics.ts';
 import { RedisDeliveryStore } from './redis-delivery-store.ts';
+import { SecretBox } from './secret-box.ts';
 
 /**
  * The gateway's webhooks: the endpoint store and the delivery queue (in Redis when shared, else in
@@ -28,6 +29,8 @@ import { RedisDeliveryStore } from './redis-delivery-store.ts';
 export interface WebhookSettings {
   allowHttpHosts: string[];
   disableAfterMs: number;
+  /** WEBHOOK_SECRET_KEY: endpoint secrets are sealed in Redis with these keys (the first seals); none: kept in clear. */
+  secretKeys?: readonly string[];
   /** The licensees, by systemIdentifier: whose feeds may be joined. */
   licensees: readonly UpstreamAccount[];
   feeds: FeedRegistry;
@@ -52,7 +55,8 @@ export interface GatewayWebhooks {
 
 export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const { feeds, redis, logger } = settings;
-  const endpoints = redis ? new RedisEndpointStore(redis) : new MemoryEndpointStore();
+  const box = settings.secretKeys?.length ? new SecretBox(settings.secretKeys) : undefined;
+  const endpoints = redis ? new RedisEndpointStore(redis, box) : new MemoryEndpointStore();
   const queue = redis ? new RedisDeliveryStore(redis) : new MemoryDeliveryStore();
   const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
   const client = new OutboundClient(policy, { timeoutMs: 15_000, deadlineMs: 15_000, maxResponseBytes: 2_048 });

@@ -222,6 +222,16 @@ describe('LICENSEES_FILE and GATEWAY_AUTH', () => {
     ]);
   });
 
+  it('takes WEBHOOK_SECRET_KEY as 256-bit hex keys, the first sealing, and never echoes one', () => {
+    const [key, old] = ['c'.repeat(64), 'd'.repeat(64)];
+    expect(loadConfig({ WEBHOOK_SECRET_KEY: `${key},${old}` }).webhooks.secretKeys).toEqual([key, old]);
+    expect(loadConfig({}).webhooks.secretKeys).toEqual([]);
+    const wrong = configError({ WEBHOOK_SECRET_KEY: 'not-a-key-but-secret-words' });
+    expect(wrong).toContain('WEBHOOK_SECRET_KEY: ');
+    expect(wrong).toContain('64 hex digits');
+    expect(wrong).not.toContain('secret-words');
+  });
+
   it('checks the JWT settings and never echoes the secret', () => {
     const base = {
       ...licenseesEnv(),

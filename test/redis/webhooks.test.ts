@@ -6,6 +6,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { post, type Replica, startReplica } from '../helpers/replicas.ts';
 import { book, until } from '../helpers/subscriptions.ts';
+import { verifies } from '../webhooks/standard-webhooks.ts';
 
 /*
  * Webhooks with two replicas on one Redis: an endpoint registered on one replica is known to both
@@ -15,6 +16,7 @@ import { book, until } from '../helpers/subscriptions.ts';
  */
 
 const serverPath = redisServerOrSkip();
+const SECRET_KEY = '5e'.repeat(32);
 
 describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
   let redis: TestRedis;
@@ -22,7 +24,8 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
   let replicas: Replica[] = [];
   let receiver: ReturnType<typeof createServer>;
   let receiverUrl: string;
-  const received: { reservationNumber: number; webhookId: string }[] = [];
+  const received: { reservationNumber: number; webhookId: string; headers: Record<string, string>; body: string }[] =
+    [];
 
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
@@ -38,6 +41,8 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
         received.push({
           reservationNumber: message.data.reservationNumber,
           webhookId: String(request.headers['webhook-id']),
+          headers: request.headers as Record<string, string>,
+          body,
         });
         response.writeHead(204).end();
       });
@@ -55,6 +60,7 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
           REDIS_PREFIX: 'webhooks-test:',
           CHANGES_POLL_INTERVAL_MS: '500',
           WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+          WEBHOOK_SECRET_KEY: SECRET_KEY,
         }),
       ),
     );
@@ -79,9 +85,16 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     const [first, second] = replicas as [Replica, Replica];
     const created = await exec(
       first,
-      `mutation { createWebhookEndpoint(input: { url: "${receiverUrl}", eventIds: [5003] }) { endpoint { id } userErrors { message } } }`,
+      `mutation { createWebhookEndpoint(input: { url: "${receiverUrl}", eventIds: [5003] }) { endpoint { id } secret userErrors { message } } }`,
     );
     expect(created.errors).toBeUndefined();
+    // WEBHOOK_SECRET_KEY: the secret is sealed in Redis, and both replicas open it to sign.
+    const { endpoint, secret } = (
+      created.data as { createWebhookEndpoint: { endpoint: { id: string }; secret: string } }
+    ).createWebhookEndpoint;
+    const record = await redis.client().hget('webhooks-test:webhooks:endpoints', endpoint.id);
+    expect(record).toContain('aes256gcm:');
+    expect(record).not.toContain(secret.slice('whsec_'.length));
     const listed = await exec(second, '{ webhookEndpoints { edges { node { url eventIds } } } }');
     expect(listed.data).toEqual({ webhookEndpoints: { edges: [{ node: { url: receiverUrl, eventIds: [5003] } }] } });
 
@@ -91,6 +104,7 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     const { reservationNumber: two } = await book(emulator, { eventId: 5003 });
     await until(() => received.some((got) => got.reservationNumber === two), 10_000);
     expect(received.filter((got) => got.reservationNumber === one)).toHaveLength(1);
+    for (const got of received) expect(verifies(secret, got.headers, got.body)).toBe(true);
 
     const queueing = replicas.filter((replica) =>
       replica.output().includes('webhooks: this replica queues the changes'),

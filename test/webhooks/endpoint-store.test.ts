@@ -6,6 +6,7 @@ import {
   RedisEndpointStore,
   type WebhookEndpoint,
 } from '../../src/webhooks/endpoint-store.ts';
+import { SecretBox } from '../../src/webhooks/secret-box.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 /*
@@ -112,5 +113,64 @@ describe.skipIf(!serverPath)('RedisEndpointStore', () => {
       );
       expect(given.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n + 1));
     });
+  });
+
+  describe('with WEBHOOK_SECRET_KEY', () => {
+    const KEY = 'a'.repeat(64);
+    const NEXT_KEY = 'b'.repeat(64);
+    const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+    it('seals the secrets in Redis, opens them on reading, and reads a secret stored in clear before', async () => {
+      const prefix = `sealed-${++prefixes}:`;
+      const connection = await openRedis({ url: redis.url, prefix });
+      connections.push(connection);
+      const clear = new RedisEndpointStore(connection);
+      await clear.save(endpoint('ep_old', '1001', { secrets: [{ value: 'whsec_b2xk' }] }));
+      const sealed = new RedisEndpointStore(connection, new SecretBox([KEY]));
+      await sealed.save(
+        endpoint('ep_s', '1001', { secrets: [{ value: SECRET }, { value: 'whsec_cHJldg==', until: 9 }] }),
+      );
+
+      const raw = await redis.client().hget(`${prefix}webhooks:endpoints`, 'ep_s');
+      expect(raw).not.toContain(SECRET);
+      expect(raw).not.toContain('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
+      expect(raw).toContain('aes256gcm:');
+      expect((await sealed.get('1001', 'ep_s'))?.secrets).toEqual([
+        { value: SECRET },
+        { value: 'whsec_cHJldg==', until: 9 },
+      ]);
+      expect((await sealed.list('1001')).map((each) => each.secrets[0]?.value).sort()).toEqual(
+        [SECRET, 'whsec_b2xk'].sort(),
+      );
+      // Without the key, a sealed record is refused with what to set; the key changed, the old one still opens.
+      await expect(clear.get('1001', 'ep_s')).rejects.toThrow('set WEBHOOK_SECRET_KEY');
+      const changed = new RedisEndpointStore(connection, new SecretBox([NEXT_KEY, KEY]));
+      expect((await changed.get('1001', 'ep_s'))?.secrets[0]?.value).toBe(SECRET);
+      await expect(new RedisEndpointStore(connection, new SecretBox([NEXT_KEY])).get('1001', 'ep_s')).rejects.toThrow(
+        'sealed with a key WEBHOOK_SECRET_KEY does not hold',
+      );
+      // Its key lost, an endpoint can still be deleted (by its own licensee only).
+      expect(await clear.delete('1002', 'ep_s')).toBe(false);
+      expect(await clear.delete('1001', 'ep_s')).toBe(true);
+      expect((await sealed.list('1001')).map((each) => each.id)).toEqual(['ep_old']);
+    });
+  });
+});
+
+describe('SecretBox', () => {
+  const box = new SecretBox(['0123456789abcdef'.repeat(4)]);
+
+  it('seals afresh each time, opens only for the same record, and refuses a changed seal', () => {
+    const once = box.seal('whsec_abc', 'ep_1');
+    expect(box.seal('whsec_abc', 'ep_1')).not.toBe(once);
+    expect(box.open(once, 'ep_1')).toBe('whsec_abc');
+    expect(() => box.open(once, 'ep_2')).toThrow('ep_2');
+    const flipped = `${once.slice(0, -2)}${once.at(-2) === 'A' ? 'B' : 'A'}${once.at(-1)}`;
+    expect(() => box.open(flipped, 'ep_1')).toThrow();
+  });
+
+  it('takes only 256-bit keys', () => {
+    expect(() => new SecretBox(['abcd'])).toThrow('64 hex digits');
+    expect(() => new SecretBox([])).toThrow();
   });
 });
