@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
 import { AddressPolicy } from '../../src/deliveries/address-policy.ts';
@@ -164,5 +164,77 @@ describe('webhook deliveries to a receiver on 127.0.0.1', () => {
     await deliveries.idle();
     expect(received.filter((got) => got.path === '/gone')).toHaveLength(1);
     expect((await endpoints.get('1001', endpoint.id))?.disabledReason).toBe('the endpoint answered 410 Gone');
+  });
+});
+
+describe('a name that resolves to a public address at registration and to 127.0.0.1 at delivery', () => {
+  it('is registered, then refused at delivery with nothing sent: the attempt says so and is tried again', async () => {
+    // A listener on 127.0.0.1 that counts connections: none may arrive.
+    let connections = 0;
+    const witness = createTcpServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => witness.listen(0, '127.0.0.1', resolve));
+    const port = (witness.address() as AddressInfo).port;
+    const answers = [['93.184.215.14'], ['127.0.0.1']];
+    const policy = new AddressPolicy({
+      resolve: async () => (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: 4 })),
+    });
+    const url = `https://rebind.example:${port}/hooks`;
+    // Registration: the name resolves to a public address.
+    expect(await policy.check(url)).toBeUndefined();
+
+    const client = new OutboundClient(policy, { timeoutMs: 2_000, deadlineMs: 2_000, maxResponseBytes: 2_048 });
+    const endpoints = new MemoryEndpointStore();
+    const queue = new MemoryDeliveryStore();
+    const deliveries = new WebhookDeliveries({
+      endpoints,
+      queue,
+      send: (to, body, headers) => client.post(to, body, headers),
+      schedule: [0, 60_000],
+      random: () => 0,
+    });
+    try {
+      await endpoints.save({
+        id: 'ep_rebind',
+        licenseeId: '1001',
+        url,
+        eventIds: [5003],
+        kinds: ['CREATED', 'CHANGED', 'CANCELLED'],
+        description: null,
+        secrets: [{ value: newSecret() }],
+        enabled: true,
+        disabledReason: null,
+        failingSince: null,
+        createdAt: Date.now(),
+      });
+      const modifiedAt = new Date().toISOString();
+      await deliveries.tell('1001', [
+        {
+          kind: 'CREATED',
+          modifiedAt,
+          reservation: { eventId: 5003, reservationNumber: 700201, status: 'new', modifiedDate: modifiedAt } as never,
+          key: '700201:rebind',
+        },
+      ]);
+      let attempts: { status: number | null; error?: string }[] = [];
+      for (let tries = 0; attempts.length === 0 && tries < 500; tries++) {
+        attempts = (await queue.list('ep_rebind', { first: 1 }))[0]?.attempts ?? [];
+        if (attempts.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(attempts).toEqual([
+        expect.objectContaining({
+          status: null,
+          error: 'refused: the host name resolves to an address that is not public unicast',
+        }),
+      ]);
+      expect((await queue.list('ep_rebind', { first: 1 }))[0]?.status).toBe('PENDING');
+      expect(connections).toBe(0);
+    } finally {
+      await deliveries.close();
+      await client.close();
+      await new Promise<void>((resolve) => witness.close(() => resolve()));
+    }
   });
 });
