@@ -538,6 +538,8 @@ builder.mutationField('recoverWebhookEndpoint', (t) =>
         instantOf(args.since),
         changesSince(ctx),
         ctx.principal.client,
+        // The service's clock, when ahead of ours: `since` is in its time.
+        Math.max(Date.now(), ctx.upstream.serviceNow()),
       ),
   }),
 );

@@ -223,11 +223,13 @@ export class WebhookManagement {
     since: number,
     changesSince: ChangesSince,
     client: string,
+    /** Now, on the later of our clock and the service's. */
     now = Date.now(),
   ): Promise<Outcome<{ endpoint?: WebhookEndpoint; queued?: number }>> {
     const endpoint = await this.deps.endpoints.get(licenseeId, id);
     if (!endpoint) return { userErrors: [NOT_FOUND] };
-    if (!Number.isFinite(since) || since > now || since < now - MAX_RECOVER_DAYS * 86_400_000)
+    // A minute ahead is now: the service keeps whole minutes.
+    if (!Number.isFinite(since) || since > now + 60_000 || since < now - MAX_RECOVER_DAYS * 86_400_000)
       return {
         userErrors: [
           { field: ['since'], message: `Give an instant in the past, at most ${MAX_RECOVER_DAYS} days ago.` },
