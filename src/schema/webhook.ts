@@ -527,7 +527,8 @@ builder.mutationField('recoverWebhookEndpoint', (t) =>
       since: t.arg({
         type: 'DateTime',
         required: true,
-        description: 'Recover from this instant (at most 30 days ago), for example when the receiver went down.',
+        description:
+          'Recover from this instant, on the service’s clock like a `modifiedAt` received (at most 30 days ago): for example when the receiver went down.',
       }),
     },
     ...costs(recoverReads),
