@@ -269,6 +269,7 @@ const envSchema = z.object({
     )
     .default([]),
   WEBHOOK_DISABLE_AFTER_HOURS: int(1, 8_760).default(72),
+  WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(15_000),
   // AES-256-GCM keys sealing endpoint secrets in Redis: the first seals, each opens (a key change).
   WEBHOOK_SECRET_KEY: list()
     .pipe(
@@ -455,8 +456,8 @@ export interface Config {
   subscriptionsPerClient: number;
   /** SUBSCRIPTION_CALLBACK_URLS: the URL prefixes a router's callbacks may go to; none: callback subscriptions refused. */
   subscriptionCallbackUrls: string[];
-  /** WEBHOOK_ALLOW_HTTP_HOSTS, WEBHOOK_DISABLE_AFTER_HOURS and WEBHOOK_SECRET_KEY (docs/webhooks.md). */
-  webhooks: { allowHttpHosts: string[]; disableAfterMs: number; secretKeys: string[] };
+  /** WEBHOOK_ALLOW_HTTP_HOSTS, WEBHOOK_DISABLE_AFTER_HOURS, WEBHOOK_SECRET_KEY and WEBHOOK_TIMEOUT_MS (docs/webhooks.md). */
+  webhooks: { allowHttpHosts: string[]; disableAfterMs: number; secretKeys: string[]; timeoutMs: number };
   /** Where traces go (OTLP over HTTP); unset: no tracing. */
   otlpEndpoint?: string;
   /** GRAPHQL_JIT: documents are compiled with graphql-jit instead of interpreted by graphql-js. */
@@ -578,6 +579,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowHttpHosts: e.WEBHOOK_ALLOW_HTTP_HOSTS.map((host) => host.toLowerCase()),
       disableAfterMs: e.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
       secretKeys: e.WEBHOOK_SECRET_KEY,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
     },
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT ? { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT } : {}),
     graphqlJit: e.GRAPHQL_JIT === 'on',

@@ -250,6 +250,11 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
         'a webhook endpoint whose attempts have all failed for this many hours is disabled, its `disabledReason` saying since when ([Webhooks](webhooks.md#the-queue-and-its-retries))',
     },
     {
+      settings: ['WEBHOOK_TIMEOUT_MS'],
+      meaning:
+        'how long one webhook delivery attempt may take, connection to answer, before it counts as failed; with Redis a replica claims a delivery for twice as long, so a dead replica\'s delivery is sent by another after that ([Webhooks](webhooks.md#the-queue-and-its-retries))',
+    },
+    {
       settings: ['WEBHOOK_SECRET_KEY'],
       meaning:
         "a secret: with `REDIS_URL`, webhook endpoints' signing secrets are sealed in Redis with this AES-256-GCM key (64 hex digits, for example the output of `openssl rand -hex 32`); to change it, give the new key first and the old one after it, comma-separated (the first seals, each opens; an endpoint is sealed again with the first when it is next saved). Losing it makes every sealed secret unreadable: those endpoints can then only be deleted and registered again ([Webhooks](webhooks.md#endpoints))",

@@ -29,6 +29,8 @@ import { SecretBox } from './secret-box.ts';
 export interface WebhookSettings {
   allowHttpHosts: string[];
   disableAfterMs: number;
+  /** How long an attempt may take (WEBHOOK_TIMEOUT_MS); a claim on Redis lasts twice as long. */
+  timeoutMs?: number;
   /** WEBHOOK_SECRET_KEY: endpoint secrets are sealed in Redis with these keys (the first seals); none: kept in clear. */
   secretKeys?: readonly string[];
   /** The licensees, by systemIdentifier: whose feeds may be joined. */
@@ -57,9 +59,11 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const { feeds, redis, logger } = settings;
   const box = settings.secretKeys?.length ? new SecretBox(settings.secretKeys) : undefined;
   const endpoints = redis ? new RedisEndpointStore(redis, box) : new MemoryEndpointStore();
-  const queue = redis ? new RedisDeliveryStore(redis) : new MemoryDeliveryStore();
+  const timeoutMs = settings.timeoutMs ?? 15_000;
+  // A claim outlasts one attempt (its timeout, and as much again for recording it).
+  const queue = redis ? new RedisDeliveryStore(redis, 2 * timeoutMs) : new MemoryDeliveryStore();
   const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
-  const client = new OutboundClient(policy, { timeoutMs: 15_000, deadlineMs: 15_000, maxResponseBytes: 2_048 });
+  const client = new OutboundClient(policy, { timeoutMs, deadlineMs: timeoutMs, maxResponseBytes: 2_048 });
   const metrics =
     settings.registry &&
     new WebhookMetrics(settings.registry, {

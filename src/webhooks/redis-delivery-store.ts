@@ -119,8 +119,8 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   constructor(
     connection: RedisConnection,
-    /** How long a claim holds a delivery: longer than an attempt (15 s), short enough for a dead replica's to be taken over soon. */
-    private readonly claimMs = 60_000,
+    /** How long a claim holds a delivery: longer than an attempt (twice WEBHOOK_TIMEOUT_MS from gateway-webhooks.ts), short enough for a dead replica's to be taken over soon. */
+    private readonly claimMs = 30_000,
     private readonly kept = KEPT_PER_ENDPOINT,
   ) {
     this.redis = connection.commands as Scripted;

@@ -123,7 +123,7 @@ function processWithPort(port: number): number | undefined {
 /*
  * Replicas as processes, killed: the replica holding a delivery in flight is killed (SIGKILL) while
  * the receiver holds its answer back, and the other replica sends the delivery again, with the same
- * webhook-id, once the dead one's claim lapses (60 s). Then no replica is left while deliveries
+ * webhook-id, once the dead one's claim lapses (twice WEBHOOK_TIMEOUT_MS). Then no replica is left while deliveries
  * wait for their retry, and two new ones on the same Redis send them: nothing is lost.
  */
 describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
@@ -149,6 +149,8 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
           REDIS_PREFIX: PREFIX,
           CHANGES_POLL_INTERVAL_MS: '500',
           WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+          // A claim lasts twice the timeout: the dead replica's lapses after 4 s.
+          WEBHOOK_TIMEOUT_MS: '2000',
         }),
       ),
     );
