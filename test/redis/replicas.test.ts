@@ -10,8 +10,8 @@ import { until } from '../helpers/subscriptions.ts';
 const serverPath = redisServerOrSkip();
 
 /** A short real window on both sides, so that three windows of load fit a test of seconds. */
-const LIMIT = 60;
-const WINDOW_MS = 4_000;
+const LIMIT = 30;
+const WINDOW_MS = 2_000;
 /** What the three replicas may send together per window: the limit less the 5 % margin. */
 const BUDGET = Math.floor(LIMIT * 0.95);
 const RESERVATION =
