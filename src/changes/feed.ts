@@ -129,6 +129,11 @@ export class ChangeFeed {
     return this.polls;
   }
 
+  /** What this poller holds now: its listeners, its pending poll timer (0 or 1), the records it knows. */
+  footprint(): { listeners: number; timers: number; known: number } {
+    return { listeners: this.listeners.size, timers: this.timer ? 1 : 0, known: this.seen.size };
+  }
+
   listen(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -137,6 +142,7 @@ export class ChangeFeed {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** The next poll's delay: the interval, stretched while the licensee's budget is tight. */
@@ -165,6 +171,7 @@ export class ChangeFeed {
     const delay = await this.nextDelayMs();
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      this.timer = undefined;
       void this.poll()
         .catch((error: unknown) => this.options.onPollError?.(error))
         .finally(() => void (this.stopped || this.schedule()));
