@@ -27,6 +27,7 @@ import {
 import { sampleRss, treeRssMiB } from './compare/rss.ts';
 import { percentile, SESSIONS, type SessionFigures, simulateUsers } from './compare/s6.ts';
 import { hotelsOf, S7_EVENTS, simulateTables } from './compare/s7.ts';
+import { S8_EVENTS, S8_POLL_MS, type SubscriberFigures, simulateSubscribers, subscriberTable } from './compare/s8.ts';
 import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
 import { streamWalk, WARM_EVENT } from './compare/stream.ts';
 import {
@@ -48,12 +49,16 @@ import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.t
  * compare markers of docs/benchmarks.md and the chart to docs/images/compare.svg.
  */
 
-const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7'];
+const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7', 'S8'];
 const ALL_SYSTEMS: SystemName[] = ['ours', 'ours-cache-off', 'naive', 'mesh', 'ceiling', 'direct'];
 const S6_SECONDS = Number(process.env.BENCH_S6_SECONDS ?? 150);
 const S6_USERS = 50;
 const S7_SECONDS = Number(process.env.BENCH_S7_SECONDS ?? 150);
 const S7_USERS = 50;
+/** S8: live subscriptions (half SSE, half graphql-ws), idle seconds, bookings per event. */
+const S8_SUBSCRIBERS = Number(process.env.BENCH_S8_SUBSCRIBERS ?? 300);
+const S8_IDLE_S = Number(process.env.BENCH_S8_IDLE_S ?? 20);
+const S8_BOOKINGS = Number(process.env.BENCH_S8_BOOKINGS ?? 2);
 /** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
@@ -87,6 +92,9 @@ const streamOn = only.includes('S5-stream') && systems.includes('ours');
 const sessionSystems = only.includes('S6') ? systems.filter((s) => SESSIONS[s]) : [];
 // S7 runs for ours alone: the naive peer takes no filter, and S7 is not written in Mesh's GraphQL yet.
 const tablesOn = only.includes('S7') && systems.includes('ours');
+// S8 measures ours alone: the peers have no subscriptions.
+const subscribersOn = only.includes('S8') && systems.includes('ours');
+const subscriberRuns: SubscriberFigures[] = [];
 
 // Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
 const startS = (s: SystemName) =>
@@ -99,7 +107,8 @@ const perRunS =
   walkSystems.reduce((t, s) => t + startS(s) + 6, 0) +
   (streamOn ? startS('ours') + 6 : 0) +
   sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0) +
-  (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0);
+  (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0) +
+  (subscribersOn ? startS('ours') + 25 + S8_IDLE_S + 3 * S8_BOOKINGS * 2 + 5 : 0);
 console.error(
   `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`,
 );
@@ -276,6 +285,24 @@ async function measureTables(): Promise<void> {
   });
 }
 
+/** S8: the emulator's real 240/min limit on, ours at its defaults but for the 2 s poll. */
+async function measureSubscribers(): Promise<void> {
+  const env = {
+    CHANGES_POLL_INTERVAL_MS: String(S8_POLL_MS),
+    // One anonymous client holds every subscription here.
+    SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, S8_SUBSCRIBERS + 10)),
+  };
+  await withSystem('ours', true, env, async (url, emulator, started) => {
+    subscriberRuns.push(
+      await simulateSubscribers(url, started!.child.pid!, emulator, {
+        subscribers: S8_SUBSCRIBERS,
+        idleS: S8_IDLE_S,
+        bookingsPerEvent: S8_BOOKINGS,
+      }),
+    );
+  });
+}
+
 /** What S6 and S7 record alike of one run: the users' outcomes and latency, the emulator's log. */
 function recordUsers(cell: SessionCell | TableCell, figures: SessionFigures, log: readonly LoggedRequest[]): void {
   cell.operations.push(figures.operations);
@@ -313,6 +340,10 @@ for (let run = 0; run < RUNS; run++) {
     console.error(`run ${run + 1}: S7 ours (${S7_SECONDS} s)`);
     await measureTables();
   }
+  if (subscribersOn) {
+    console.error(`run ${run + 1}: S8 ours (${S8_SUBSCRIBERS} subscribers)`);
+    await measureSubscribers();
+  }
   results.runs++;
   results.loadavg.push([loadBefore, loadavg()[0]!]);
 }
@@ -345,6 +376,9 @@ ${[
   tablesOn
     ? `S7, ${S7_USERS} simulated users for ${S7_SECONDS} s over events ${S7_EVENTS.join(', ')} (reservation pages of 50 with \`totalCount\`, filtered by nothing, a status, a hotel or both, paged forward with \`after\`, a new filter now and then; "served stale": data marked \`extensions.stale\`):\n\n${tableTable(results)}`
     : '',
+  subscribersOn
+    ? `S8, ${S8_SUBSCRIBERS} live \`reservationChanged\` subscriptions over events ${S8_EVENTS.join(', ')} (half SSE streams, half graphql-ws ten a socket), polled every ${S8_POLL_MS / 1000} s, ${S8_IDLE_S} s idle, ${S8_BOOKINGS} booking(s) per event at the emulator:\n\n${subscriberTable(subscriberRuns)}`
+    : '',
 ]
   .filter(Boolean)
   .join('\n\n')}
@@ -355,7 +389,7 @@ Goals of issues 10 and 20 (where both set one, issue 20's), on this run's median
 
 ${goalTable(goalList)}
 
-Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it).
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8).
 `;
 
 console.log(section);
