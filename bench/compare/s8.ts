@@ -35,13 +35,15 @@ export interface SubscriberFigures {
   /** p99 over bookings of the ms from its first subscriber to its last (the delivery after the poll). */
   spreadP99Ms: number;
   rssReadyMiB: number;
+  /** One subscriber per event, live: the feeds' cost. */
+  rssFeedsMiB: number;
   rssSubscribedMiB: number;
   rssLeftMiB: number;
   /** The gateway's CPU while idle with every subscriber live, % of one core. */
   idleCpuPercent: number;
   /** Upstream calls a minute while idle, authenticate aside. */
   idleCallsPerMin: number;
-  /** RSS beyond the ready line per subscriber, KiB (feeds included). */
+  /** RSS beyond the feeds' per further subscriber, KiB. */
   kibPerSubscriber: number;
 }
 
@@ -166,8 +168,14 @@ export async function simulateSubscribers(
   const eventOf = (i: number) => S8_EVENTS[i % S8_EVENTS.length]!;
   const subscribers: Subscriber[] = [];
   const sockets: { close(): void }[] = [];
-  // SSE streams in batches of 100 (their requests answer at once; the feeds' baseline reads follow).
-  for (let i = 0; i < sse; i += 100) {
+  // First one SSE subscriber per event, live: the feeds' own cost, before the rest come.
+  const first = Math.min(S8_EVENTS.length, sse);
+  subscribers.push(...(await Promise.all(Array.from({ length: first }, (_, i) => subscribeSse(url, eventOf(i))))));
+  for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 120_000);
+  await sleep(S8_POLL_MS);
+  const rssFeedsMiB = treeRssMiB(pid);
+  // The other SSE streams in batches of 100 (their requests answer at once).
+  for (let i = first; i < sse; i += 100) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(100, sse - i) }, (_, j) => subscribeSse(url, eventOf(i + j))),
     );
@@ -226,11 +234,12 @@ export async function simulateSubscribers(
     p99Ms: percentile(latencies, 99),
     spreadP99Ms: percentile(spreads, 99),
     rssReadyMiB,
+    rssFeedsMiB,
     rssSubscribedMiB,
     rssLeftMiB,
     idleCpuPercent,
     idleCallsPerMin,
-    kibPerSubscriber: ((rssSubscribedMiB - rssReadyMiB) * 1024) / Math.max(1, options.subscribers),
+    kibPerSubscriber: ((rssSubscribedMiB - rssFeedsMiB) * 1024) / Math.max(1, options.subscribers - first),
   };
 }
 
@@ -256,10 +265,10 @@ export function subscriberTable(runs: readonly SubscriberFigures[]): string {
     ],
     ['first → last subscriber of a booking, p99 (ms)', cell((f) => f.spreadP99Ms)],
     [
-      'RSS ready / all subscribed / 5 s after they left (MiB)',
-      `${cell((f) => f.rssReadyMiB)} / ${cell((f) => f.rssSubscribedMiB)} / ${cell((f) => f.rssLeftMiB)}`,
+      'RSS ready / one subscriber per event / all subscribed / 5 s after they left (MiB)',
+      `${cell((f) => f.rssReadyMiB)} / ${cell((f) => f.rssFeedsMiB)} / ${cell((f) => f.rssSubscribedMiB)} / ${cell((f) => f.rssLeftMiB)}`,
     ],
-    ['RSS beyond ready per subscriber, feeds included (KiB)', cell((f) => f.kibPerSubscriber, 1)],
+    ['RSS per subscriber beyond the feeds (KiB)', cell((f) => f.kibPerSubscriber, 1)],
     ['CPU while idle, all subscribed (% of a core)', cell((f) => f.idleCpuPercent, 1)],
     ['upstream calls a minute while idle (one poll per event every 2 s: 90)', cell((f) => f.idleCallsPerMin)],
   ];
