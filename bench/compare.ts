@@ -291,6 +291,8 @@ async function measureSubscribers(): Promise<void> {
     CHANGES_POLL_INTERVAL_MS: String(S8_POLL_MS),
     // One anonymous client holds every subscription here.
     SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, S8_SUBSCRIBERS + 10)),
+    // A connection per SSE stream, one per ten graphql-ws subscriptions (1024 by default).
+    MAX_CONNECTIONS: String(Math.max(1024, Math.ceil(S8_SUBSCRIBERS / 2) + Math.ceil(S8_SUBSCRIBERS / 20) + 100)),
   };
   await withSystem('ours', true, env, async (url, emulator, started) => {
     subscriberRuns.push(
