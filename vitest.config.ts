@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import StartFirstSequencer from './test/sequencer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -16,9 +17,12 @@ export default defineConfig({
     setupFiles: ['test/secret-scan/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Suites start their own emulators on port 0; two workers match the 2-core machines.
+    // Suites start their own emulators on port 0; two workers match the 2-core machines. The files
+    // that wait on child processes and real time start first (test/sequencer.ts), so that their
+    // waiting overlaps the other files' work.
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: StartFirstSequencer },
     // A worker keeps its modules from one test file to the next instead of importing Yoga, Pothos
     // and the gateway again for each of the 121 files (about 1.4 s of import a file). No test file
     // mocks a module of its own or leaves a global changed; the secret scan's setup patches once a

@@ -4,6 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { browserOrSkip, findChromium } from './helpers/browser.ts';
+import { START_FIRST } from './sequencer.ts';
 
 /**
  * The newcomer's first run: `npm install && npm test` on a clone of this repository alone. Guards the
@@ -33,6 +34,11 @@ describe('a clone of this repository alone', () => {
       }
     }
     expect(outside).toEqual([]);
+  });
+
+  it('starts first (test/sequencer.ts) only test files that exist', () => {
+    const tests = files(join(ROOT, 'test'), /\.test\.ts$/).map((file) => relative(ROOT, file));
+    expect(START_FIRST.filter((file) => !tests.includes(file))).toEqual([]);
   });
 
   it('has a README whose every link points at a file inside the repository that exists', () => {

@@ -10,8 +10,9 @@
 # test run with it, scripts/image/base.sh puts it into the base image, the lock file test runs its npm.
 set -eu
 
-# The image's Node: the newest 24.x (Active LTS until 2026-10-20, maintenance until 2028-04-30).
-# Dockerfile's FROM names the same major.
+# The image's Node: the newest 24.x (LTS: active until 2026-10-20, security fixes until 2028-04-30).
+# Dockerfile's FROM names the same major. Node 26 (26.12.1 in the registry) is the next LTS line:
+# moving is this line and the Dockerfile's two FROMs, and test/deploy/node-version.test.ts checks them.
 NODE_IMAGE_VERSION=24.21.0
 version="${1:-$NODE_IMAGE_VERSION}"
 dir="${XDG_CACHE_HOME:-$HOME/.cache}/reservation-gateway/node-$version"

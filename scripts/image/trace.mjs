@@ -21,8 +21,13 @@ import { dirname, join, resolve } from 'node:path';
 import { nodeFileTrace, resolve as resolveDependency } from '@vercel/nft';
 
 const ENTRIES = ['dist/main.js', 'dist/emulator/main.js', 'scripts/start.mjs'];
-/** Read by people and tools, not by Node: kept because they say what the tree is. */
-const ALSO = ['package.json', 'package-lock.json', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
+/**
+ * Read by `npm start` and by people, not loaded as modules. The lock file stays out: nothing installs
+ * in the image, and scanners read each package's own package.json under node_modules.
+ */
+const ALSO = ['package.json', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
+/** Each traced package's licence and notice files: the licences of what the image distributes. */
+const LICENSE = /^(licen[cs]e|notice|copying)(\.\w+)?$/i;
 const NEVER_READ = [
   'node_modules/@graphql-yoga/render-graphiql/cjs/**',
   'scripts/build.mjs',
@@ -75,14 +80,23 @@ const { fileList, warnings } = await nodeFileTrace(
 // test runs the image.
 for (const warning of warnings) console.error(`trace: ${String(warning.message ?? warning).split('\n')[0]}`);
 
+const packages = [...fileList].filter((path) => /(^|\/)node_modules\/(@[^/]+\/)?[^/]+\/package\.json$/.test(path));
+const licenses = packages.flatMap((manifest) => {
+  const dir = dirname(manifest);
+  return readdirSync(join(tree, dir))
+    .filter((name) => LICENSE.test(name))
+    .map((name) => join(dir, name));
+});
+
 let bytes = 0;
 let files = 0;
-for (const path of new Set([...fileList, ...ALSO])) {
+for (const path of new Set([...fileList, ...ALSO, ...licenses])) {
   const from = join(tree, path);
-  if (!statSync(from).isFile()) continue;
+  const stat = statSync(from);
+  if (!stat.isFile()) continue;
   mkdirSync(dirname(join(out, path)), { recursive: true });
   copyFileSync(from, join(out, path));
-  bytes += statSync(from).size;
+  bytes += stat.size;
   files += 1;
 }
 console.error(`trace: ${files} files, ${(bytes / 1e6).toFixed(1)} MB into ${out}`);

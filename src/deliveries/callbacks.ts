@@ -272,8 +272,13 @@ class RunningCallback {
       await this.deliver(completeMessage(this.record.target), 'complete');
     }
     clearTimeout(this.writing);
-    // Let go for another replica (this one stops): it resumes from what the router has, not from a second ago.
-    if (how === 'let go') await this.writeCursor();
+    // Let go for another replica (this one stops): it resumes from what the router has, not from a
+    // second ago. A message already on its way is given up to 2 s to be answered first, so that the
+    // adopter does not send it again.
+    if (how === 'let go') {
+      await Promise.race([this.queue.catch(() => undefined), pause(LET_GO_WAIT_MS)]);
+      await this.writeCursor();
+    }
     this.over = true;
     clearTimeout(this.heartbeat);
     this.deps.ended(how === 'closing' ? 'ended' : how);
@@ -282,3 +287,5 @@ class RunningCallback {
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+/** How long letting go waits for a message already on its way to be answered. */
+const LET_GO_WAIT_MS = 2_000;

@@ -1,4 +1,4 @@
-import { en, Faker } from '@faker-js/faker';
+import { faker } from '@faker-js/faker/locale/en';
 import { DAY, dayOf } from './dates.ts';
 import {
   type AnswerRecord,
@@ -106,7 +106,9 @@ const LABEL1 = ['Speaker', 'Exhibitor', 'Staff', 'VIP', 'Attendee'];
 const HOTEL_WORDS = ['Grand', 'Plaza', 'Suites', 'Inn', 'Resort', 'Tower', 'Lodge', 'Marriott', 'Hyatt', 'Hilton'];
 
 export function generateDemoData(seed: number, startMs: number): DemoData {
-  const f = new Faker({ locale: [en] });
+  // English only: @faker-js/faker's index loads its 60 locales (2 MB of the image, more of the
+  // heap). The generation is synchronous, so seeding the shared instance makes this call's draws.
+  const f = faker;
   f.seed(seed);
   const pick = <T>(items: readonly T[]): T => items[f.number.int({ min: 0, max: items.length - 1 })]!;
   const chance = (p: number) => f.number.float({ min: 0, max: 1 }) < p;

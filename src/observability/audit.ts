@@ -3,6 +3,7 @@ import { type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
 import { ErrorCode } from '../error-codes.ts';
+import { isBatchOfOperations } from '../operations/batching.ts';
 import { estimateUpstreamCalls } from '../operations/cost.ts';
 import { withoutCacheMetadata } from '../operations/response-cache/metadata.ts';
 
@@ -119,10 +120,7 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
       return {
         onRequestParseDone({ requestParserResult }) {
           // A batch holding anything but operations is refused whole (operations/batching.ts), unaudited per element.
-          if (
-            Array.isArray(requestParserResult) &&
-            requestParserResult.every((one) => typeof one === 'object' && one !== null)
-          )
+          if (Array.isArray(requestParserResult) && isBatchOfOperations(requestParserResult))
             records.startBatch(request, requestParserResult);
         },
       };

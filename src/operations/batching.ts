@@ -43,7 +43,7 @@ export function useBatchLimits(settings: BatchSettings): Plugin {
           if (!Array.isArray(requestParserResult)) return;
           const count = requestParserResult.length;
           // Yoga would answer an empty batch with 200 [] and each element that is no object with an error of its own.
-          if (count === 0 || requestParserResult.some((params) => !isOperation(params)))
+          if (!isBatchOfOperations(requestParserResult))
             throw createGraphQLError(
               'A batch is a JSON array of one or more operations, each an object with its query (or document id) and variables. Nothing was run.',
               { extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } } },
@@ -112,5 +112,6 @@ function parsed(text: string, maxTokens: number): DocumentNode | undefined {
   }
 }
 
-const isOperation = (params: unknown): boolean =>
-  params !== null && typeof params === 'object' && !Array.isArray(params);
+/** Whether a batch is what this plugin lets run: one or more operations, each an object (anything else is refused whole). */
+export const isBatchOfOperations = (batch: readonly unknown[]): boolean =>
+  batch.length > 0 && batch.every((params) => params !== null && typeof params === 'object' && !Array.isArray(params));

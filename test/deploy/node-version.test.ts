@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { run } from '../helpers/run.ts';
 
 /**
  * One Node line everywhere: the release scripts/image/node.sh pins (the image's, CI's second run),
@@ -79,26 +79,18 @@ describe('the Node line', () => {
     const copy = mkdtempSync(join(tmpdir(), 'reservation-gateway-lock-'));
     try {
       for (const file of ['package.json', 'package-lock.json']) copyFileSync(join(ROOT, file), join(copy, file));
-      const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-        const child = spawn(
-          join(dir, 'bin/node'),
-          [npmCli, 'ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
-          {
-            cwd: copy,
-            env: {
-              ...process.env,
-              PATH: `${join(dir, 'bin')}:${process.env.PATH}`,
-              npm_config_cache: join(copy, '.npm'),
-            },
-            stdio: ['ignore', 'pipe', 'pipe'],
+      const result = await run(
+        join(dir, 'bin/node'),
+        [npmCli, 'ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+        {
+          cwd: copy,
+          env: {
+            ...process.env,
+            PATH: `${join(dir, 'bin')}:${process.env.PATH}`,
+            npm_config_cache: join(copy, '.npm'),
           },
-        );
-        let output = '';
-        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, output }));
-      });
+        },
+      );
       expect(result.code, result.output.slice(-2000)).toBe(0);
       expect(result.output).toMatch(/added \d+ packages/);
     } finally {

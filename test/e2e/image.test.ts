@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEVER_IN_PRODUCTION } from '../helpers/production-tree.ts';
+import { run } from '../helpers/run.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
@@ -34,23 +34,14 @@ const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) a
   packages: Record<string, { dev?: boolean }>;
 };
 
-function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** A program run to its end in the repository's folder. */
+const inRoot = (command: string, args: string[]) => run(command, args, { cwd: ROOT });
 /** podman with the runtime that works on these machines (crun refuses mixed cgroup mounts). */
-const podman = (...args: string[]) => run('podman', ['--runtime', 'runc', ...args]);
+const podman = (...args: string[]) => inRoot('podman', ['--runtime', 'runc', ...args]);
 
 /** Why the image cannot be built and run here; undefined when it can. */
 async function unavailable(): Promise<string | undefined> {
-  const version = await run('podman', ['--version']).catch((error: Error) => ({
+  const version = await inRoot('podman', ['--version']).catch((error: Error) => ({
     code: 1,
     stdout: '',
     stderr: error.message,
@@ -71,7 +62,7 @@ beforeAll(async () => {
     return;
   }
   // Cached: .ci/run has built it already, and podman reuses every layer nothing changed under.
-  const build = await run('sh', ['scripts/image/build.sh', IMAGE]);
+  const build = await inRoot('sh', ['scripts/image/build.sh', IMAGE]);
   expect(build.code, build.stderr.slice(-3000)).toBe(0);
 }, 1_200_000); // a first build: a debootstrap and two `npm ci`, minutes on a busy machine
 

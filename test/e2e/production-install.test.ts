@@ -6,6 +6,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEVER_IN_PRODUCTION, PRODUCTION_TREE } from '../helpers/production-tree.ts';
+import { run } from '../helpers/run.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
@@ -30,25 +31,6 @@ const registryRequired = () => Boolean(process.env.CI) || process.env.REQUIRE_RE
 let tree: string;
 /** Why the tests cannot run here (the registry is unreachable outside CI); undefined when they can. */
 let unreachable: string | undefined;
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
 
 /** Folders above `dir` holding a node_modules: Node would find a missing dependency there and hide it. */
 function nodeModulesAbove(dir: string): string[] {
@@ -138,7 +120,7 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
     expect(imported).toEqual(
       expect.arrayContaining([
         'graphql-yoga',
-        '@faker-js/faker',
+        '@faker-js/faker/locale/en',
         '@opentelemetry/exporter-trace-otlp-http',
         'i18n-iso-countries',
         // Federation's printer, loaded with the first _service { sdl }.
@@ -224,7 +206,7 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
     }
   }, 120_000);
 
-  it('scripts/image/trace.mjs copies what runs (the image’s runtime tree): a query with tracing on, GraphiQL and npm start answer from the copy alone', async (ctx) => {
+  it('scripts/image/trace.mjs copies what runs (the image’s runtime tree): a query with tracing on and GraphiQL answer from the copy alone', async (ctx) => {
     if (unreachable) ctx.skip(unreachable);
     const traced = mkdtempSync(join(tmpdir(), 'reservation-gateway-traced-'));
     try {
@@ -255,12 +237,6 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
         expect(await page.text()).toContain('YogaGraphiQL');
       } finally {
         expect(await gateway.stop('SIGTERM'), gateway.output()).toBe(0);
-      }
-      const viaNpm = await start('npm', ['start'], { cwd: traced });
-      try {
-        expect((await fetch(viaNpm.url.replace(/\/graphql$/, '/health'))).status).toBe(200);
-      } finally {
-        await viaNpm.stop('SIGTERM');
       }
     } finally {
       rmSync(traced, { recursive: true, force: true });
