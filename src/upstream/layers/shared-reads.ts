@@ -1,7 +1,8 @@
 import { type CacheStore, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
-import type { AnyEndpoint } from '../endpoints.ts';
+import { type AnyEndpoint, schemasOf } from '../endpoints.ts';
 import { AttemptFailure, RateLimitedError } from '../errors.ts';
+import { wireListOf } from '../lazy-list.ts';
 import type { StaleCopies } from '../stale-copies.ts';
 
 /**
@@ -48,6 +49,9 @@ export class SharedReads {
     const ttlMs = call.keep === false ? 0 : this.ttlOf(endpoint);
     if (ttlMs > 0) {
       const cached = await this.cache.get(key);
+      // A page kept as JSON (Redis) is decoded again, as the service's answer was.
+      const wire = wireListOf(cached);
+      if (wire) return schemasOf(call.name, call.licensee).response.parse(wire);
       if (cached !== undefined) return cached;
     }
     const generations = tags.map((tag) => this.generation(tag));
