@@ -112,7 +112,8 @@ export async function simulateSoak(options: {
       users: options.users,
       bookEveryMs: 2_000,
       writeEveryMs: 1_000,
-      revokeEveryMs: 120_000,
+      // Every 2 min, at least thrice in a short run.
+      revokeEveryMs: Math.min(120_000, (options.minutes * 60_000) / 3),
       drainMs: 60_000,
       faults: SOAK_FAULTS,
       midway: redis

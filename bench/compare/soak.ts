@@ -239,7 +239,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRecord> {
   const ended = (subscriber: SoakSubscriber, reason: string) => {
     if (subscriber.leftAt !== null || subscriber.endedAt !== null) return;
     subscriber.endedAt = Date.now();
-    subscriber.endReason = reason;
+    // The error it was told last, by code and, for a limit, the setting it names.
+    const told = subscriber.errors.at(-1);
+    const code = told && /"code":"([A-Z_]+)"(?:[^}]*"limit":"([A-Z_]+)")?/.exec(told);
+    subscriber.endReason = code ? `${reason} (${code[1]}${code[2] ? ` ${code[2]}` : ''})` : reason;
   };
 
   /** One SSE subscriber slot: a stream after another until the run ends. */
