@@ -47,7 +47,7 @@ export interface SubscriberFigures {
   kibPerSubscriber: number;
 }
 
-interface Subscriber {
+export interface Subscriber {
   eventId: number;
   /** When each reservation number first reached it (performance.now()). */
   arrivals: Map<number, number>;
@@ -62,7 +62,7 @@ function reservationNumberOf(result: unknown): number | undefined {
     ?.reservationChanged?.reservation?.reservationNumber;
 }
 
-async function subscribeSse(url: string, eventId: number): Promise<Subscriber> {
+export async function subscribeSse(url: string, eventId: number): Promise<Subscriber> {
   const abort = new AbortController();
   const subscriber: Subscriber = { eventId, arrivals: new Map(), failed: false, close: () => abort.abort() };
   const response = await fetch(url, {
@@ -104,7 +104,7 @@ async function subscribeSse(url: string, eventId: number): Promise<Subscriber> {
 }
 
 /** `count` graphql-ws subscriptions on one socket. */
-function subscribeWsSocket(url: string, eventIds: number[]): { subscribers: Subscriber[]; close(): void } {
+export function subscribeWsSocket(url: string, eventIds: number[]): { subscribers: Subscriber[]; close(): void } {
   const client = createClient({ url, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
   const subscribers = eventIds.map((eventId) => {
     const subscriber: Subscriber = { eventId, arrivals: new Map(), failed: false, close: () => {} };
@@ -137,7 +137,7 @@ async function book(emulatorUrl: string, eventId: number): Promise<number> {
 }
 
 /** Books on `eventId` and waits (up to `waitMs`) until each live subscriber of the event has it. */
-async function bookAndWait(
+export async function bookAndWait(
   emulatorUrl: string,
   eventId: number,
   subscribers: readonly Subscriber[],
