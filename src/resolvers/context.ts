@@ -39,17 +39,11 @@ export function createContext(
   log?: ResolverLog,
   onSent?: () => void,
 ): GatewayContext {
-  let calls: RequestCalls | undefined;
   return {
     principal,
     account,
     upstream,
-    // Made on first read: a subscription lives as long as its client stays, and most never read
-    // upstream through it (a change carries its record), so its fourteen closures were kept for nothing.
-    get calls() {
-      calls ??= createRequestCalls(account, upstream, onSent);
-      return calls;
-    },
+    calls: createRequestCalls(account, upstream, onSent),
     ...(log ? { log } : {}),
   };
 }
