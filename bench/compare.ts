@@ -64,6 +64,8 @@ const S8_BOOKINGS = Number(process.env.BENCH_S8_BOOKINGS ?? 2);
 const S9_SUBSCRIBERS = Number(process.env.BENCH_S9_SUBSCRIBERS ?? 1000);
 const S9_MINUTES = Number(process.env.BENCH_S9_MINUTES ?? 30);
 const S9_USERS = Number(process.env.BENCH_S9_USERS ?? 50);
+/** BENCH_S9_SNAPSHOTS=0: no heap snapshots (each stops replica 1 for seconds). */
+const S9_SNAPSHOTS = process.env.BENCH_S9_SNAPSHOTS !== '0';
 /** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
@@ -362,7 +364,14 @@ const soakLoad: number[] = [];
 if (soakOn) {
   console.error(`S9 ours (${S9_MINUTES} min, ${S9_SUBSCRIBERS} subscribers, ${S9_USERS} users)`);
   soakLoad.push(loadavg()[0]!);
-  soakRuns.push(await simulateSoak({ minutes: S9_MINUTES, subscribers: S9_SUBSCRIBERS, users: S9_USERS }));
+  soakRuns.push(
+    await simulateSoak({
+      minutes: S9_MINUTES,
+      subscribers: S9_SUBSCRIBERS,
+      users: S9_USERS,
+      snapshots: S9_SNAPSHOTS,
+    }),
+  );
   soakLoad.push(loadavg()[0]!);
 }
 
@@ -429,7 +438,7 @@ Goals of issues 10 and 20 (where both set one, issue 20's), on this run's median
 
 ${goalTable(goalList)}
 
-Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8; \`BENCH_S9_MINUTES\`, \`BENCH_S9_SUBSCRIBERS\`, \`BENCH_S9_USERS\` size S9). A run with \`--only\` replaces its scenarios' parts alone (S1–S4b are one part), and leaves the chart and the goals as the last full run drew them.
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8; \`BENCH_S9_MINUTES\`, \`BENCH_S9_SUBSCRIBERS\`, \`BENCH_S9_USERS\` size S9, \`BENCH_S9_SNAPSHOTS=0\` takes no heap snapshot). A run with \`--only\` replaces its scenarios' parts alone (S1–S4b are one part), and leaves the chart and the goals as the last full run drew them.
 `;
 
 const docPath = new URL('../docs/benchmarks.md', import.meta.url);

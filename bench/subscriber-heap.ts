@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from './compare/emulator.ts';
+import { byConstructor, growth, takeSnapshot, totalBytes as total } from './compare/heap.ts';
 import { treeRssMiB } from './compare/rss.ts';
 import { bookAndWait, S8_EVENTS, type Subscriber, subscribeSse, subscribeWsSocket } from './compare/s8.ts';
 import { machine, startCommand, stop } from './lib.ts';
@@ -44,39 +44,7 @@ const gateway = await startCommand(['--heapsnapshot-signal=SIGUSR2', `--diagnost
 const pid = gateway.child.pid!;
 const url = `${gateway.url}/graphql`;
 
-/** Asks the gateway for a heap snapshot (it collects first) and waits until the file is written. */
-async function snapshot(): Promise<string> {
-  const before = new Set(readdirSync(dir));
-  process.kill(pid, 'SIGUSR2');
-  for (;;) {
-    await sleep(500);
-    const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
-    if (!file) continue;
-    const size = statSync(join(dir, file)).size;
-    await sleep(1_000);
-    if (size > 0 && statSync(join(dir, file)).size === size) return join(dir, file);
-  }
-}
-
-/** Self size and count by node type and name, read in a process of its own. */
-function byConstructor(file: string): Map<string, { count: number; bytes: number }> {
-  const script = `const s = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));
-    const m = s.snapshot.meta, f = m.node_fields, types = m.node_types[0], n = f.length;
-    const ti = f.indexOf('type'), ni = f.indexOf('name'), si = f.indexOf('self_size'); const out = {};
-    for (let i = 0; i < s.nodes.length; i += n) {
-      const type = types[s.nodes[i + ti]];
-      const name = type === 'string' || type === 'concatenated string' || type === 'sliced string' ? '' : s.strings[s.nodes[i + ni]].slice(0, 60);
-      const k = type + ' ' + name; const e = out[k] ??= [0, 0]; e[0]++; e[1] += s.nodes[i + si];
-    }
-    console.log(JSON.stringify(out));`;
-  const out = JSON.parse(
-    execFileSync(process.execPath, ['--max-old-space-size=4096', '-e', script, file], {
-      encoding: 'utf8',
-      maxBuffer: 256 << 20,
-    }),
-  ) as Record<string, [number, number]>;
-  return new Map(Object.entries(out).map(([k, [count, bytes]]) => [k, { count, bytes }]));
-}
+const snapshot = () => takeSnapshot(pid, dir);
 
 const subscribers: Subscriber[] = [];
 const sockets: { close(): void }[] = [];
@@ -113,14 +81,7 @@ try {
 
   const before = byConstructor(a);
   const after = byConstructor(b);
-  const total = (m: Map<string, { bytes: number }>) => [...m.values()].reduce((sum, e) => sum + e.bytes, 0);
-  const rows = [...after.entries()]
-    .map(([key, e]) => {
-      const was = before.get(key) ?? { count: 0, bytes: 0 };
-      return { key, count: e.count - was.count, bytes: e.bytes - was.bytes };
-    })
-    .sort((x, y) => y.bytes - x.bytes)
-    .slice(0, 30);
+  const rows = growth(before, after, 30);
   console.log(`\n### Heap per subscriber (${machine()})\n`);
   console.log(
     `\`BENCH_HEAP_SUBSCRIBERS=${SUBSCRIBERS} BENCH_HEAP_DOORS=${DOORS} npm run bench -- subscriber-heap\`: ${live} further subscribers live (${DOORS === 'both' ? 'half SSE, half graphql-ws ten a socket' : DOORS === 'sse' ? 'SSE streams' : 'graphql-ws, ten a socket'}). ` +

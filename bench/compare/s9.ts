@@ -1,8 +1,11 @@
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { findRedisServer, REDIS_INSTALL_HINT, startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { freePort, type Started, stop } from '../lib.ts';
 import { treeCpuMs } from './cpu.ts';
 import { startEmulator } from './emulator.ts';
+import { byConstructor, growth, type HeapCensus, takeSnapshot, totalBytes } from './heap.ts';
 import { treeRssMiB } from './rss.ts';
 import { checkSoak, emulatorLog, runSoak, SOAK_EVENTS, SOAK_FAULTS, type SoakVerdict } from './soak.ts';
 import { startOurs } from './systems.ts';
@@ -43,7 +46,18 @@ export interface SoakFigures {
   revocations: number;
   faults: Record<string, number>;
   calls: number;
+  /** Replica 1's heap at two minutes (the 10th and the last; the 1st and the last in a run under 10 min): what grew most. */
+  heap?: {
+    from: number;
+    to: number;
+    fromMiB: number;
+    toMiB: number;
+    top: { key: string; count: number; bytes: number }[];
+  };
 }
+
+/** The minute of the first heap snapshot: the 10th, or the 1st in a run shorter than ten minutes. */
+const firstSnapshotMinute = (minutes: number) => (minutes >= 10 ? 10 : 1);
 
 function openFds(pid: number): number {
   try {
@@ -73,6 +87,8 @@ export async function simulateSoak(options: {
   minutes: number;
   subscribers: number;
   users: number;
+  /** Heap snapshots of replica 1 (they stop it for seconds). */
+  snapshots: boolean;
 }): Promise<SoakFigures> {
   const serverPath = findRedisServer();
   if (!serverPath)
@@ -80,6 +96,9 @@ export async function simulateSoak(options: {
   const redis: TestRedis | undefined = serverPath ? await startRedis(serverPath) : undefined;
   const emulator = await startEmulator({ rateLimit: true });
   const replicas: { started: Started; opsUrl: string }[] = [];
+  // Replica 1 writes a heap snapshot when asked (SIGUSR2), into a directory of the run's own.
+  const snapshots = mkdtempSync(join(tmpdir(), 'soak-heap-'));
+  const censuses = new Map<number, HeapCensus>();
   try {
     for (const n of redis ? [1, 2] : [1]) {
       const opsPort = await freePort();
@@ -92,6 +111,12 @@ export async function simulateSoak(options: {
         SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, options.subscribers + 100)),
         MAX_CONNECTIONS: String(Math.max(1024, options.subscribers + 200)),
         ...(redis ? { REDIS_URL: redis.url, REDIS_PREFIX: 'soak:' } : {}),
+        ...(n === 1 && options.snapshots
+          ? {
+              NODE_OPTIONS:
+                `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshots}`.trim(),
+            }
+          : {}),
       });
       replicas.push({ started, opsUrl: `http://127.0.0.1:${opsPort}` });
     }
@@ -146,6 +171,12 @@ export async function simulateSoak(options: {
             cpuAt[i] = { ms: cpu, at: now };
           }),
         );
+        // After the minute's samples: writing a snapshot stops replica 1 for seconds (its next minute's loop delay shows it).
+        if (options.snapshots && (minute === firstSnapshotMinute(options.minutes) || minute === options.minutes)) {
+          const file = await takeSnapshot(pids[0]!, snapshots);
+          censuses.set(minute, byConstructor(file));
+          rmSync(file, { force: true });
+        }
         const last = samples.map((s) => s.at(-1)!);
         console.error(
           `S9 minute ${minute}: ${last.map((s) => `RSS ${s.rssMiB.toFixed(0)} MiB, ${s.fds} fds, CPU ${s.cpuPercent.toFixed(0)} %, loop p99 ${s.loopP99Ms.toFixed(0)} ms`).join(' | ')}`,
@@ -157,7 +188,21 @@ export async function simulateSoak(options: {
     const verdict = checkSoak(record, log);
     const faults: Record<string, number> = {};
     for (const call of log) if (call.fault) faults[call.fault] = (faults[call.fault] ?? 0) + 1;
+    const from = firstSnapshotMinute(options.minutes);
+    const before = censuses.get(from);
+    const after = censuses.get(options.minutes);
+    const heap =
+      before && after && from !== options.minutes
+        ? {
+            from,
+            to: options.minutes,
+            fromMiB: totalBytes(before) / 1048576,
+            toMiB: totalBytes(after) / 1048576,
+            top: growth(before, after, 10),
+          }
+        : undefined;
     return {
+      heap,
       minutes: options.minutes,
       users: options.users,
       subscribers: options.subscribers,
@@ -176,6 +221,7 @@ export async function simulateSoak(options: {
     for (const replica of replicas) await stop(replica.started.child);
     await emulator.close();
     await redis?.close();
+    rmSync(snapshots, { recursive: true, force: true });
   }
 }
 
@@ -236,7 +282,22 @@ export function soakReport(f: SoakFigures): string {
       [`replica ${i + 1}: CPU by minute (% of a core)`, series(s.map((m) => m.cpuPercent))],
     );
   });
-  const lines = ['| S9 | ours |', '|---|---|', ...rows.map(([label, value]) => `| ${label} | ${value} |`)];
+  if (f.heap)
+    rows.push([
+      `replica 1: heap at minute ${f.heap.from} → ${f.heap.to} (MiB, a snapshot's reachable objects); grew most`,
+      `${f.heap.fromMiB.toFixed(1)} → ${f.heap.toMiB.toFixed(1)}; ${f.heap.top
+        .filter((t) => t.bytes > 0)
+        .map(
+          (t) =>
+            `${t.key.trim()} ${t.bytes >= 0 ? '+' : ''}${(t.bytes / 1024).toFixed(0)} KiB (${t.count >= 0 ? '+' : ''}${t.count})`,
+        )
+        .join(', ')}`,
+    ]);
+  const lines = [
+    '| S9 | ours |',
+    '|---|---|',
+    ...rows.map(([label, value]) => `| ${label} | ${value.replace(/\|/g, '\\|')} |`),
+  ];
   const notes = [
     ...v.missedExamples.map((m) => `- missed: ${m}`),
     ...v.serverErrors.slice(0, 5).map((e) => `- 5xx/INTERNAL_SERVER_ERROR: ${e}`),
@@ -244,4 +305,4 @@ export function soakReport(f: SoakFigures): string {
   return `${lines.join('\n')}${notes.length ? `\n\n${notes.join('\n')}` : ''}`;
 }
 
-export const S9_DESCRIPTION = `S9, the soak: the S7 mix over events ${SOAK_EVENTS.join(', ')}, subscribers coming and going (each subscription lives 30 s to 3 min; half SSE, half graphql-ws ten a socket, each socket living 2 to 10 min), a booking at the emulator every 2 s, an \`upsertAttendee\` through the gateway every second, the emulator's faults on (${JSON.stringify(SOAK_FAULTS.rules[0])}), its tokens revoked every 2 min, its real 240/min limit, two replicas on one Redis restarted halfway, polled every ${S9_POLL_MS / 1000} s. A change is owed to a subscriber when booked after it was accepted and answered before it left; a leaving subscriber waits up to 60 s for what it is owed. A write is lost when answered yet never applied (the emulator's log: \`postattendee\` answered 2xx with no fault), twice when applied more than once`;
+export const S9_DESCRIPTION = `S9, the soak: the S7 mix over events ${SOAK_EVENTS.join(', ')}, subscribers coming and going (each subscription lives 30 s to 3 min; half SSE, half graphql-ws ten a socket, each socket living 2 to 10 min), a booking at the emulator every 2 s, an \`upsertAttendee\` through the gateway every second, the emulator's faults on (${JSON.stringify(SOAK_FAULTS.rules[0])}), its tokens revoked every 2 min, its real 240/min limit, two replicas on one Redis restarted halfway, polled every ${S9_POLL_MS / 1000} s; replica 1 writes a heap snapshot at minute 10 (minute 1 in a run under 10 minutes) and at the last, which stops it for seconds. A change is owed to a subscriber when booked after it was accepted and answered before it left; a leaving subscriber waits up to 60 s for what it is owed. A write is lost when answered yet never applied (the emulator's log: \`postattendee\` answered 2xx with no fault), twice when applied more than once`;
