@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRedisServer, REDIS_INSTALL_HINT, startRedis, type TestRedis } from '../../test/helpers/redis.ts';
@@ -118,6 +118,9 @@ export async function simulateSoak(options: {
             }
           : {}),
       });
+      // BENCH_S9_LOGS=<dir>: each replica's log (stdout, at LOG_LEVEL warn) kept there as replica-<n>.log.
+      if (process.env.BENCH_S9_LOGS)
+        started.child.stdout?.pipe(createWriteStream(join(process.env.BENCH_S9_LOGS, `replica-${n}.log`)));
       replicas.push({ started, opsUrl: `http://127.0.0.1:${opsPort}` });
     }
     const pids = replicas.map((r) => r.started.child.pid!);
