@@ -7,9 +7,9 @@ import { type Replica, startReplica } from '../helpers/replicas.ts';
 const serverPath = redisServerOrSkip();
 
 /**
- * The soak of `npm run bench -- compare --only S9` (bench/compare/soak.ts), shortened to 40 s: two
+ * The soak of `npm run bench -- compare --only S9` (bench/compare/soak.ts), shortened to 20 s: two
  * replicas on one Redis, restarted halfway; the emulator's latency, 503s and resets on and its
- * tokens revoked every 10 s; the S7 frontend mix, subscribers coming and going on SSE and
+ * tokens revoked every 5 s; the S7 frontend mix, subscribers coming and going on SSE and
  * graphql-ws, bookings at the emulator, attendee pushes through the gateway. The same run and the
  * same checks as the bench, nothing timed: every write answered or refused, applied once (the
  * emulator's log), every change told to every subscriber live when it was made, no 5xx or
@@ -54,17 +54,17 @@ describe.skipIf(!serverPath)('the soak, shortened', () => {
     const record = await runSoak({
       urls: replicas.map((replica) => replica.url),
       emulatorUrl: emulator.url,
-      durationMs: 40_000,
+      durationMs: 20_000,
       subscribers: 40,
-      lifetimeMs: [4_000, 15_000],
-      socketLifetimeMs: [10_000, 25_000],
+      lifetimeMs: [2_000, 8_000],
+      socketLifetimeMs: [5_000, 12_000],
       users: 4,
       bookEveryMs: 700,
       writeEveryMs: 400,
-      revokeEveryMs: 10_000,
+      revokeEveryMs: 5_000,
       drainMs: 30_000,
       midway: {
-        atMs: 20_000,
+        atMs: 10_000,
         async run() {
           await redis.stop();
           await new Promise((resolve) => setTimeout(resolve, 1_000));
