@@ -13,7 +13,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The run-wide secret scan: every worker records what the gateway writes, the teardown scans it.
-    globalSetup: ['test/secret-scan/global-setup.ts'],
+    // dist/ built once when stale: the tests that start the gateway as a process run the compiled one.
+    globalSetup: ['test/secret-scan/global-setup.ts', 'test/build/global-setup.ts'],
     setupFiles: ['test/secret-scan/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -12,7 +12,7 @@ import {
   startEmulator,
 } from './compare/emulator.ts';
 import { fixedAmount, measure } from './compare/load.ts';
-import { replaceBetweenMarkers } from './compare/markdown.ts';
+import { part, replaceBetweenMarkers, replaceParts } from './compare/markdown.ts';
 import { goals, goalTable, loadTable, sessionTable, tableTable, walkTable } from './compare/report.ts';
 import {
   emptyLoadCell,
@@ -27,6 +27,8 @@ import {
 import { sampleRss, treeRssMiB } from './compare/rss.ts';
 import { percentile, SESSIONS, type SessionFigures, simulateUsers } from './compare/s6.ts';
 import { hotelsOf, S7_EVENTS, simulateTables } from './compare/s7.ts';
+import { S8_EVENTS, S8_POLL_MS, type SubscriberFigures, simulateSubscribers, subscriberTable } from './compare/s8.ts';
+import { S9_DESCRIPTION, type SoakFigures, simulateSoak, soakReport } from './compare/s9.ts';
 import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
 import { streamWalk, WARM_EVENT } from './compare/stream.ts';
 import {
@@ -48,12 +50,22 @@ import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.t
  * compare markers of docs/benchmarks.md and the chart to docs/images/compare.svg.
  */
 
-const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7'];
+const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7', 'S8', 'S9'];
 const ALL_SYSTEMS: SystemName[] = ['ours', 'ours-cache-off', 'naive', 'mesh', 'ceiling', 'direct'];
 const S6_SECONDS = Number(process.env.BENCH_S6_SECONDS ?? 150);
 const S6_USERS = 50;
 const S7_SECONDS = Number(process.env.BENCH_S7_SECONDS ?? 150);
 const S7_USERS = 50;
+/** S8: live subscriptions (half SSE, half graphql-ws), idle seconds, bookings per event. */
+const S8_SUBSCRIBERS = Number(process.env.BENCH_S8_SUBSCRIBERS ?? 300);
+const S8_IDLE_S = Number(process.env.BENCH_S8_IDLE_S ?? 20);
+const S8_BOOKINGS = Number(process.env.BENCH_S8_BOOKINGS ?? 2);
+/** S9, the soak: live subscribers at a time, minutes, S7 users. */
+const S9_SUBSCRIBERS = Number(process.env.BENCH_S9_SUBSCRIBERS ?? 1000);
+const S9_MINUTES = Number(process.env.BENCH_S9_MINUTES ?? 30);
+const S9_USERS = Number(process.env.BENCH_S9_USERS ?? 50);
+/** BENCH_S9_SNAPSHOTS=0: no heap snapshots (each stops replica 1 for seconds). */
+const S9_SNAPSHOTS = process.env.BENCH_S9_SNAPSHOTS !== '0';
 /** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
@@ -87,6 +99,12 @@ const streamOn = only.includes('S5-stream') && systems.includes('ours');
 const sessionSystems = only.includes('S6') ? systems.filter((s) => SESSIONS[s]) : [];
 // S7 runs for ours alone: the naive peer takes no filter, and S7 is not written in Mesh's GraphQL yet.
 const tablesOn = only.includes('S7') && systems.includes('ours');
+// S8 measures ours alone: the peers have no subscriptions.
+const subscribersOn = only.includes('S8') && systems.includes('ours');
+const subscriberRuns: SubscriberFigures[] = [];
+// S9 soaks ours alone, once whatever BENCH_RUNS says (half an hour a run).
+const soakOn = only.includes('S9') && systems.includes('ours');
+const soakRuns: SoakFigures[] = [];
 
 // Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
 const startS = (s: SystemName) =>
@@ -99,9 +117,11 @@ const perRunS =
   walkSystems.reduce((t, s) => t + startS(s) + 6, 0) +
   (streamOn ? startS('ours') + 6 : 0) +
   sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0) +
-  (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0);
+  (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0) +
+  (subscribersOn ? startS('ours') + 25 + S8_IDLE_S + 3 * S8_BOOKINGS * 2 + 5 : 0);
+const soakS = soakOn ? 2.5 + 2 * startS('ours') + S9_MINUTES * 60 + 60 : 0;
 console.error(
-  `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS) / 60)} min (${Math.round(perRunS)} s a run)`,
+  `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS + soakS) / 60)} min (${Math.round(perRunS)} s a run${soakOn ? `, S9 once: ${Math.round(soakS)} s` : ''})`,
 );
 
 for (const peer of ['naive', 'mesh', 'ceiling'] as const) if (systems.includes(peer)) installPeer(peer);
@@ -276,6 +296,26 @@ async function measureTables(): Promise<void> {
   });
 }
 
+/** S8: the emulator's real 240/min limit on, ours at its defaults but for the 2 s poll. */
+async function measureSubscribers(): Promise<void> {
+  const env = {
+    CHANGES_POLL_INTERVAL_MS: String(S8_POLL_MS),
+    // One anonymous client holds every subscription here.
+    SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, S8_SUBSCRIBERS + 10)),
+    // A connection per SSE stream, one per ten graphql-ws subscriptions (1024 by default).
+    MAX_CONNECTIONS: String(Math.max(1024, Math.ceil(S8_SUBSCRIBERS / 2) + Math.ceil(S8_SUBSCRIBERS / 20) + 100)),
+  };
+  await withSystem('ours', true, env, async (url, emulator, started) => {
+    subscriberRuns.push(
+      await simulateSubscribers(url, started!.child.pid!, emulator, {
+        subscribers: S8_SUBSCRIBERS,
+        idleS: S8_IDLE_S,
+        bookingsPerEvent: S8_BOOKINGS,
+      }),
+    );
+  });
+}
+
 /** What S6 and S7 record alike of one run: the users' outcomes and latency, the emulator's log. */
 function recordUsers(cell: SessionCell | TableCell, figures: SessionFigures, log: readonly LoggedRequest[]): void {
   cell.operations.push(figures.operations);
@@ -313,13 +353,69 @@ for (let run = 0; run < RUNS; run++) {
     console.error(`run ${run + 1}: S7 ours (${S7_SECONDS} s)`);
     await measureTables();
   }
+  if (subscribersOn) {
+    console.error(`run ${run + 1}: S8 ours (${S8_SUBSCRIBERS} subscribers)`);
+    await measureSubscribers();
+  }
   results.runs++;
   results.loadavg.push([loadBefore, loadavg()[0]!]);
+}
+const soakLoad: number[] = [];
+if (soakOn) {
+  console.error(`S9 ours (${S9_MINUTES} min, ${S9_SUBSCRIBERS} subscribers, ${S9_USERS} users)`);
+  soakLoad.push(loadavg()[0]!);
+  soakRuns.push(
+    await simulateSoak({
+      minutes: S9_MINUTES,
+      subscribers: S9_SUBSCRIBERS,
+      users: S9_USERS,
+      snapshots: S9_SNAPSHOTS,
+    }),
+  );
+  soakLoad.push(loadavg()[0]!);
 }
 
 // Only the goals this run could judge (a scenario or system left out leaves its goals unjudged).
 const goalList = goals(results).filter((g) => g.met !== null);
 const command = `npm run bench -- compare${flags.only ? ` --only ${flags.only}` : ''}${flags.systems ? ` --systems ${flags.systems}` : ''}`;
+const stamp = (load: readonly (readonly number[])[]) =>
+  `_${machine()}; load average (1 min) at the start and end of each run: ${load.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(', ')}._`;
+// Each scenario's part of the section, between markers of its own (bench/compare/markdown.ts).
+const parts: { id: string; text: string }[] = [
+  loadScenarios.length ? { id: 'load', text: loadTable(results) } : null,
+  walkSystems.length || streamOn
+    ? {
+        id: 'S5',
+        text: `S5, walking all 25,600 reservations of event 5001 with \`first: 1000\` (peers: their pages):\n\n${walkTable(results)}`,
+      }
+    : null,
+  sessionSystems.length
+    ? {
+        id: 'S6',
+        text: `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}`,
+      }
+    : null,
+  tablesOn
+    ? {
+        id: 'S7',
+        text: `S7, ${S7_USERS} simulated users for ${S7_SECONDS} s over events ${S7_EVENTS.join(', ')} (reservation pages of 50 with \`totalCount\`, filtered by nothing, a status, a hotel or both, paged forward with \`after\`, a new filter now and then; "served stale": data marked \`extensions.stale\`):\n\n${tableTable(results)}`,
+      }
+    : null,
+  subscribersOn
+    ? {
+        id: 'S8',
+        text: `S8, ${S8_SUBSCRIBERS} live \`reservationChanged\` subscriptions over events ${S8_EVENTS.join(', ')} (half SSE streams, half graphql-ws ten a socket), polled every ${S8_POLL_MS / 1000} s, ${S8_IDLE_S} s idle, ${S8_BOOKINGS} booking(s) per event at the emulator:\n\n${subscriberTable(subscriberRuns)}`,
+      }
+    : null,
+  soakOn
+    ? {
+        id: 'S9',
+        text: `${S9_DESCRIPTION}. Reproduce: \`BENCH_S9_MINUTES=${S9_MINUTES} BENCH_S9_SUBSCRIBERS=${S9_SUBSCRIBERS} BENCH_S9_USERS=${S9_USERS} npm run bench -- compare --only S9 --systems ours\`. ${stamp([soakLoad])}\n\n${soakRuns.map(soakReport).join('\n\n')}`,
+      }
+    : null,
+].filter((p): p is { id: string; text: string } => p !== null);
+// A run of some scenarios says when it ran in each of its parts (the header is the last full run's).
+if (flags.only) for (const p of parts) if (p.id !== 'S9') p.text = `${stamp(results.loadavg)}\n\n${p.text}`;
 const section = `### Side by side (${machine()})
 
 autocannon in the runner's process on the same machine as the measured system and the emulator
@@ -334,20 +430,7 @@ ready. The \`@stream\` walk is timed on a warm gateway: the same document has ru
 ${WARM_EVENT} first (compiled, token held, no page of event 5001 kept). Load average (1 min) at the start and end of each run:
 ${results.loadavg.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(', ')}.
 
-${[
-  loadScenarios.length ? loadTable(results) : '',
-  walkSystems.length || streamOn
-    ? `S5, walking all 25,600 reservations of event 5001 with \`first: 1000\` (peers: their pages):\n\n${walkTable(results)}`
-    : '',
-  sessionSystems.length
-    ? `S6, ${S6_USERS} simulated users for ${S6_SECONDS} s (event page, hotel list, two reservation pages of 50, again and again):\n\n${sessionTable(results)}`
-    : '',
-  tablesOn
-    ? `S7, ${S7_USERS} simulated users for ${S7_SECONDS} s over events ${S7_EVENTS.join(', ')} (reservation pages of 50 with \`totalCount\`, filtered by nothing, a status, a hotel or both, paged forward with \`after\`, a new filter now and then; "served stale": data marked \`extensions.stale\`):\n\n${tableTable(results)}`
-    : '',
-]
-  .filter(Boolean)
-  .join('\n\n')}
+${parts.map((p) => part(p.id, p.text)).join('\n\n')}
 
 ![Upstream calls and throughput per scenario and system](images/compare.svg)
 
@@ -355,12 +438,19 @@ Goals of issues 10 and 20 (where both set one, issue 20's), on this run's median
 
 ${goalTable(goalList)}
 
-Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it).
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8; \`BENCH_S9_MINUTES\`, \`BENCH_S9_SUBSCRIBERS\`, \`BENCH_S9_USERS\` size S9, \`BENCH_S9_SNAPSHOTS=0\` takes no heap snapshot). A run with \`--only\` replaces its scenarios' parts alone (S1–S4b are one part), and leaves the chart and the goals as the last full run drew them.
 `;
 
-console.log(section);
 const docPath = new URL('../docs/benchmarks.md', import.meta.url);
-writeFileSync(docPath, replaceBetweenMarkers(readFileSync(docPath, 'utf8'), section));
-mkdirSync(new URL('../docs/images/', import.meta.url), { recursive: true });
-writeFileSync(new URL('../docs/images/compare.svg', import.meta.url), compareChart(results));
-console.error('wrote docs/benchmarks.md (between the compare markers) and docs/images/compare.svg');
+if (flags.only) {
+  // Some scenarios: their parts alone; the chart and the goals stay the last full run's.
+  for (const p of parts) console.log(`${p.text}\n`);
+  writeFileSync(docPath, replaceParts(readFileSync(docPath, 'utf8'), parts, section));
+  console.error(`wrote the parts ${parts.map((p) => p.id).join(', ')} of docs/benchmarks.md's compare section`);
+} else {
+  console.log(section);
+  writeFileSync(docPath, replaceBetweenMarkers(readFileSync(docPath, 'utf8'), section));
+  mkdirSync(new URL('../docs/images/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('../docs/images/compare.svg', import.meta.url), compareChart(results));
+  console.error('wrote docs/benchmarks.md (between the compare markers) and docs/images/compare.svg');
+}

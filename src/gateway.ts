@@ -89,6 +89,8 @@ export interface Gateway {
 
 /** How long a mutation's answer waits at most to hear its response-cache drop back from Redis. */
 const ECHO_WAIT_MS = 250;
+/** Response-cache drops kept while Redis is away, to publish when it is back. */
+const MAX_OWED_DROPS = 1_000;
 
 /**
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
@@ -183,10 +185,19 @@ export function createGateway(
     try {
       await invalidations.publish({ ...message, id });
       await heard;
+    } catch (error) {
+      // Redis away: the mutation was applied and is answered; the other replicas drop their answers
+      // when Redis is back (until then they may serve theirs, as long as its lifetime allows).
+      if (owedDrops.length < MAX_OWED_DROPS) owedDrops.push(message);
+      logger?.warn(
+        { err: error, licensee: message.licensee },
+        'Redis unreachable: other replicas drop the answers this mutation changed once it is back',
+      );
     } finally {
       echoes.delete(id);
     }
   };
+  const owedDrops: { licensee: string; types: CachedType[] }[] = [];
   // With RESPONSE_CACHE=off nothing is kept, but each answer is measured as if it were (Cache-Control).
   const responseCache = useGatewayResponseCache({
     ttls: config.responseCache.ttls,
@@ -202,6 +213,14 @@ export function createGateway(
           if (id) echoes.get(id)?.();
         })
       : undefined;
+  // Back on Redis: what this replica kept may predate a drop it could not hear, so it is let go,
+  // and the drops it could not publish are published.
+  if (invalidations && config.responseCache.enabled)
+    shared?.redis.onReconnect(() => {
+      responseCache.clear();
+      for (const message of owedDrops.splice(0))
+        invalidations.publish(message).catch(() => owedDrops.length < MAX_OWED_DROPS && owedDrops.push(message));
+    });
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const readiness = () =>

@@ -85,6 +85,8 @@ export async function simulateTables(
   hotels: ReadonlyMap<number, readonly number[]>,
   users: number,
   seconds: number,
+  /** Sees every answer (the soak looks for server errors in them). */
+  onAnswer?: (status: number, text: string) => void,
 ): Promise<S7Figures> {
   const figures: S7Figures = { operations: 0, outcomes: noOutcomes(), latencies: [], stale: 0 };
   const until = performance.now() + seconds * 1000;
@@ -111,6 +113,7 @@ export async function simulateTables(
       figures.latencies.push(performance.now() - t0);
       figures.operations++;
       count(figures.outcomes, status, text);
+      onAnswer?.(status, text);
       const ok = outcomeOf(status, text) === 'ok';
       if (ok && staleMarked(text)) figures.stale++;
       // A page that did not come (refused, failed) sends the user to another list, as the end of one does.

@@ -29,10 +29,11 @@ export interface SeenRecord {
  * the service makes to it (even to a field the gateway does not decode) is a change.
  */
 export function contentHash(reservation: ReservationModel): string {
+  // The first 12 bytes, 16 characters: a string of its own (a slice would keep the whole digest's text alive).
   return createHash('sha256')
     .update(stableKey(reservation.raw ?? reservation))
-    .digest('base64url')
-    .slice(0, 16);
+    .digest()
+    .toString('base64url', 0, 12);
 }
 
 const isCancelled = (reservation: ReservationModel) =>
@@ -78,6 +79,12 @@ export function changesAmong(
     seen.set(reservation.reservationNumber, seenAs(reservation, hash));
   }
   return changes.sort(inModificationOrder);
+}
+
+/** Records known without being told (a baseline read): what the feed remembers of each, nothing more. */
+export function remember(records: Iterable<ReservationModel>, seen: Map<number, SeenRecord>): void {
+  for (const reservation of records)
+    seen.set(reservation.reservationNumber, seenAs(reservation, contentHash(reservation)));
 }
 
 /** What a feed remembers of a record after this change (what a feed's successor must know of it). */

@@ -1,11 +1,25 @@
 import type { ReservationModel } from '../resolvers/models.ts';
 import { readOrNull } from '../upstream/record-view.ts';
-import { changesAmong, instantOf, type ReservationChange, type SeenRecord } from './change.ts';
+import {
+  changesAmong,
+  inModificationOrder,
+  instantOf,
+  type ReservationChange,
+  remember,
+  type SeenRecord,
+} from './change.ts';
 
 /** Reads an event's reservations for a feed: every page, as the service holds them now. */
 export interface FeedSource {
   /** Records modified at or after `modifiedAfter` (ISO; the service compares whole minutes), or all of them. */
   read(modifiedAfter?: string): Promise<ReservationModel[]>;
+  /** The same, page by page: a feed lets each page go once it has compared it. Without it, `read` is one page. */
+  pages?(modifiedAfter?: string): AsyncIterable<readonly ReservationModel[]>;
+}
+
+async function* pagesOf(source: FeedSource, modifiedAfter?: string): AsyncIterable<readonly ReservationModel[]> {
+  if (source.pages) yield* source.pages(modifiedAfter);
+  else yield await source.read(modifiedAfter);
 }
 
 export type ChangeListener = (changes: readonly ReservationChange[]) => void;
@@ -52,6 +66,12 @@ export const STRETCH_FACTOR = 4;
  * minutes only, and a clock edge between its write and our read must not lose a change.
  */
 const LOOK_BACK_MS = 60_000;
+/**
+ * How far the service's clock as we know it (its `Date` headers: whole seconds, read after a
+ * network trip) may be ahead of the service's own: a read is taken to have begun this much earlier.
+ */
+const CLOCK_MARGIN_MS = 2_000;
+const minuteOf = (ms: number) => Math.floor(ms / 60_000) * 60_000;
 
 /**
  * One poller of one licensee's event: a baseline read of every record, then, each interval, the
@@ -65,6 +85,11 @@ export class ChangeFeed {
   private latest = -Infinity;
   /** Records made at or after this are CREATED when first seen. */
   private baseline = -Infinity;
+  /**
+   * Every modification made before this instant (the service's clock) was in a read the feed
+   * finished: the next poll need not look further back than its minute (-Infinity: not known).
+   */
+  private covered = -Infinity;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private polls = 0;
@@ -86,19 +111,31 @@ export class ChangeFeed {
       return void this.schedule();
     }
     const askedAt = Date.now();
-    const records = await this.options.source.read();
-    if (this.stopped) return;
     const { serviceNow } = this.options;
-    // The service's clock is known once the read's answers dated it: its "now" when we were asked.
-    const startedAt = from?.heardUpTo ?? (serviceNow ? serviceNow() - (Date.now() - askedAt) : Infinity);
-    // The service keeps minutes: a record of the minute last heard of may have changed after it.
-    const heardUpTo = Math.floor(startedAt / 60_000) * 60_000;
-    const known: ReservationModel[] = [];
+    let asked: number | undefined;
+    let heardUpTo = Infinity;
     const toTell: ReservationModel[] = [];
-    for (const record of records)
-      (instantOf(readOrNull(record, 'modifiedDate')) < heardUpTo ? known : toTell).push(record);
-    changesAmong(known, this.seen, Infinity);
-    for (const record of known) this.latest = Math.max(this.latest, instantOf(readOrNull(record, 'modifiedDate')));
+    // Page by page: what is known is remembered (number, hash) and each page let go before the next.
+    for await (const page of pagesOf(this.options.source)) {
+      if (this.stopped) return;
+      if (asked === undefined) {
+        // The service's clock is known once the read's first answer dated it: its "now" when we were asked.
+        asked = serviceNow ? serviceNow() - (Date.now() - askedAt) : Infinity;
+        // The service keeps minutes: a record of the minute last heard of may have changed after it.
+        heardUpTo = minuteOf(from?.heardUpTo ?? asked);
+      }
+      const known: ReservationModel[] = [];
+      for (const record of page) {
+        const modified = instantOf(readOrNull(record, 'modifiedDate'));
+        if (modified < heardUpTo) {
+          known.push(record);
+          this.latest = Math.max(this.latest, modified);
+        } else toTell.push(record);
+      }
+      remember(known, this.seen);
+    }
+    if (this.stopped) return;
+    if (asked !== undefined && asked !== Infinity) this.covered = asked - CLOCK_MARGIN_MS;
     // Made in or after the minute it started: CREATED when first seen (the service's minutes).
     this.baseline = from ? from.heardUpTo : heardUpTo === Infinity ? this.latest : heardUpTo;
     this.tell(changesAmong(toTell, this.seen, this.baseline));
@@ -129,6 +166,11 @@ export class ChangeFeed {
     return this.polls;
   }
 
+  /** What this poller holds now: its listeners, its pending poll timer (0 or 1), the records it knows. */
+  footprint(): { listeners: number; timers: number; known: number } {
+    return { listeners: this.listeners.size, timers: this.timer ? 1 : 0, known: this.seen.size };
+  }
+
   listen(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -137,6 +179,7 @@ export class ChangeFeed {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** The next poll's delay: the interval, stretched while the licensee's budget is tight. */
@@ -147,11 +190,22 @@ export class ChangeFeed {
 
   /** One poll: reads what changed since the latest modification seen and tells the listeners. */
   async poll(): Promise<void> {
-    const since = this.latest === -Infinity ? undefined : new Date(this.latest - LOOK_BACK_MS).toISOString();
-    const records = await this.options.source.read(since);
+    // Back one minute before the latest change seen, and no further back than the minute of the
+    // last read finished (with nothing new, that read's minute holds nothing: one short page).
+    const from = Math.max(this.latest - LOOK_BACK_MS, minuteOf(this.covered));
+    const since = from === -Infinity ? undefined : new Date(from).toISOString();
+    const asked = this.options.serviceNow?.();
+    const changes: ReservationChange[] = [];
+    let stopped = false;
+    for await (const page of pagesOf(this.options.source, since)) {
+      if ((stopped = this.stopped)) break;
+      // A record read again as it was is known by its hash: nothing of it is kept.
+      changes.push(...changesAmong(page, this.seen, this.baseline));
+    }
     this.polls++;
-    if (this.stopped) return;
-    this.tell(changesAmong(records, this.seen, this.baseline));
+    if (stopped || this.stopped) return;
+    if (asked !== undefined) this.covered = Math.max(this.covered, asked - CLOCK_MARGIN_MS);
+    this.tell(changes.sort(inModificationOrder));
   }
 
   private tell(changes: readonly ReservationChange[]): void {
@@ -165,6 +219,7 @@ export class ChangeFeed {
     const delay = await this.nextDelayMs();
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      this.timer = undefined;
       void this.poll()
         .catch((error: unknown) => this.options.onPollError?.(error))
         .finally(() => void (this.stopped || this.schedule()));

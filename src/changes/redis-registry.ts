@@ -5,7 +5,7 @@ import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { instantOf, type ReservationChange, type SeenRecord, seenAfter } from './change.ts';
 import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts';
-import type { FeedMembership, FeedRegistry } from './registry.ts';
+import { addFootprints, type FeedFootprint, type FeedMembership, type FeedRegistry, NO_FOOTPRINT } from './registry.ts';
 
 /*
  * The change feeds of several replicas on one Redis (docs/architecture.md, "Replicas on Redis"):
@@ -108,6 +108,12 @@ export class RedisFeedRegistry implements FeedRegistry {
     return [...this.feeds.values()].map((feed) => feed.describe());
   }
 
+  footprint(): FeedFootprint {
+    let sum = NO_FOOTPRINT;
+    for (const feed of this.feeds.values()) sum = addFootprints(sum, feed.footprint());
+    return sum;
+  }
+
   async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {
     if (this.feeds.has(`${licensee.systemIdentifier}:${eventId}`)) return true;
     // A feed of another replica holds the event's lease.
@@ -203,6 +209,14 @@ class SharedFeed {
       throw error;
     }
     return { latestModification: () => Math.max(this.heard, this.poller?.latestModification() ?? -Infinity), leave };
+  }
+
+  /** Members here (each its listener and closer), and this replica's poller's part, if it polls. */
+  footprint(): Partial<FeedFootprint> {
+    const { listeners = 0, timers = 0, known = 0 } = this.poller?.footprint() ?? {};
+    const members = this.members.size;
+    // The poller's one listener is this feed's; the members' listeners are kept as members.
+    return { feeds: 1, members, listeners: members + Math.max(0, listeners - 1), closers: members, timers, known };
   }
 
   describe() {

@@ -11,6 +11,31 @@ export interface FeedMembership {
 }
 
 /**
+ * What the feeds of this replica hold now (tests, the status page): with no subscriber left, every
+ * count is zero. `known` is the records (number and hash) the pollers remember.
+ */
+export interface FeedFootprint {
+  feeds: number;
+  members: number;
+  listeners: number;
+  closers: number;
+  timers: number;
+  known: number;
+}
+
+export const NO_FOOTPRINT: FeedFootprint = { feeds: 0, members: 0, listeners: 0, closers: 0, timers: 0, known: 0 };
+
+/** The sum of footprints. */
+export const addFootprints = (a: FeedFootprint, b: Partial<FeedFootprint>): FeedFootprint => ({
+  feeds: a.feeds + (b.feeds ?? 0),
+  members: a.members + (b.members ?? 0),
+  listeners: a.listeners + (b.listeners ?? 0),
+  closers: a.closers + (b.closers ?? 0),
+  timers: a.timers + (b.timers ?? 0),
+  known: a.known + (b.known ?? 0),
+});
+
+/**
  * Where subscribers find the one feed of a licensee's event: in memory (LocalFeedRegistry, one
  * poller per licensee and event in this process), or across replicas on Redis (RedisFeedRegistry,
  * one poller for all of them).
@@ -43,6 +68,8 @@ export interface FeedRegistry {
   publish(licensee: UpstreamAccount, eventId: number, records: readonly ReservationModel[]): Promise<void>;
   /** The events of a licensee with a feed on this replica. */
   eventsWatched(licensee: UpstreamAccount): number[];
+  /** What the feeds hold now (see FeedFootprint). */
+  footprint(): FeedFootprint;
   /** Stops every poller and ends every member's stream. */
   close(): void | Promise<void>;
 }
@@ -115,6 +142,13 @@ export class LocalFeedRegistry implements FeedRegistry {
       polls: feed.pollCount(),
       polling: true,
     }));
+  }
+
+  footprint(): FeedFootprint {
+    let sum = NO_FOOTPRINT;
+    for (const { feed, members, closers } of this.feeds.values())
+      sum = addFootprints(sum, { feeds: 1, members, closers: closers.size, ...feed.footprint() });
+    return sum;
   }
 
   async watching(licensee: UpstreamAccount, eventId: number): Promise<boolean> {

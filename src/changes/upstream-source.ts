@@ -6,7 +6,10 @@ import { withDefaults } from '../upstream/record-view.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {
-  /** Drop the event's cached reservation pages first: a poll must see the service, not a page kept for UPSTREAM_PAGE_TTL_MS. */
+  /**
+   * A poll's read: it must see the service, not a page kept for UPSTREAM_PAGE_TTL_MS, and keeps no
+   * page (neither cached nor as a stale copy: a large event's pages would stay in memory).
+   */
   fresh?: boolean;
 }
 
@@ -21,17 +24,11 @@ export function upstreamSource(
   eventId: number,
   { fresh = false, ...options }: SourceOptions = {},
 ): FeedSource {
+  const callOptions = fresh ? { ...options, keep: false } : options;
+  const criteria = (modifiedAfter?: string) => (modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {});
   return {
-    async read(modifiedAfter) {
-      if (fresh) await upstream.drop(licensee, `getreservation|${eventId}`);
-      return readReservations(
-        upstream,
-        licensee,
-        eventId,
-        modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {},
-        options,
-      );
-    },
+    read: (modifiedAfter) => readReservations(upstream, licensee, eventId, criteria(modifiedAfter), callOptions),
+    pages: (modifiedAfter) => reservationPages(upstream, licensee, eventId, criteria(modifiedAfter), callOptions),
   };
 }
 
@@ -47,13 +44,25 @@ export async function readReservations(
   licensee: UpstreamAccount,
   eventId: number,
   criteria: ReservationCriteria,
-  options: Pick<CallOptions, 'priority'> = {},
+  options: Pick<CallOptions, 'priority' | 'keep'> = {},
 ): Promise<ReservationModel[]> {
   const records: ReservationModel[] = [];
+  for await (const page of reservationPages(upstream, licensee, eventId, criteria, options)) records.push(...page);
+  return records;
+}
+
+/** The same records page by page, each page read when the previous one has been used (and may be let go). */
+export async function* reservationPages(
+  upstream: UpstreamClient,
+  licensee: UpstreamAccount,
+  eventId: number,
+  criteria: ReservationCriteria,
+  options: Pick<CallOptions, 'priority' | 'keep'> = {},
+): AsyncGenerator<ReservationModel[]> {
   for (let page = 1; ; page++) {
     const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
     const list = await upstream.call(licensee, 'getreservation', params, options);
-    for (const record of list.slice()) records.push(withDefaults(record, { eventId }) as ReservationModel);
-    if (list.length < UPSTREAM_PAGE) return records;
+    yield list.slice().map((record) => withDefaults(record, { eventId }) as ReservationModel);
+    if (list.length < UPSTREAM_PAGE) return;
   }
 }

@@ -130,25 +130,28 @@ function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlRe
       currency: roomType.currency,
     })),
   };
-  const reservation: ReservationRecord = existing ?? {
-    reservationNumber: store.nextReservationNumber(),
-    eventId: event.eventId,
-    status,
-    hotelId: hotel.hotelId,
-    confirmationNumber: null,
-    groupCode: null,
-    subBlockId: null,
-    attendeeId: null,
-    registrationEventId: null,
-    arrivalDay,
-    departureDay,
-    createdMs: now,
-    modifiedMs: now,
-    label1: null,
-    label2: null,
-    contact,
-    rooms: [],
-  };
+  // A change is a copy: the demo data's records are shared by every store, and frozen.
+  const reservation: ReservationRecord = existing
+    ? { ...existing }
+    : {
+        reservationNumber: store.nextReservationNumber(),
+        eventId: event.eventId,
+        status,
+        hotelId: hotel.hotelId,
+        confirmationNumber: null,
+        groupCode: null,
+        subBlockId: null,
+        attendeeId: null,
+        registrationEventId: null,
+        arrivalDay,
+        departureDay,
+        createdMs: now,
+        modifiedMs: now,
+        label1: null,
+        label2: null,
+        contact,
+        rooms: [],
+      };
   Object.assign(reservation, {
     status,
     hotelId: hotel.hotelId,
@@ -170,7 +173,7 @@ function book(state: EmulatorState, b: z.infer<typeof bookingSchema>): ControlRe
       : {}),
   });
   if (!existing) store.addReservation(reservation);
-  else store.linkAttendee(reservation);
+  else store.replaceReservation(reservation);
   for (const a of b.answers ?? []) {
     store.putAnswer({
       eventId: event.eventId,

@@ -25,16 +25,16 @@ export class Store {
   readonly blocks: Map<string, number>;
   /** Per event, ordered by reservationNumber ascending. */
   readonly reservationsByEvent = new Map<number, ReservationRecord[]>();
-  readonly reservationsByNumber = new Map<number, ReservationRecord>();
+  readonly reservationsByNumber: Map<number, ReservationRecord>;
   /** `${licensee}|${eventId}|${questionId}` */
   readonly questions = new Map<string, QuestionRecord>();
   /** Per event, `${reservationNumber}|${questionId}` → answer. */
   readonly answersByEvent = new Map<number, Map<string, AnswerRecord>>();
   readonly customFields = new Map<number, CustomFieldRecord>();
   /** `${customFieldId}|r|${reservationNumber}` or `${customFieldId}|a|${attendeeId}|${registrationEventId}` */
-  readonly customFieldValues = new Map<string, string>();
+  readonly customFieldValues: Map<string, string>;
   /** `${licensee}|${attendeeId}|${registrationEventId}` */
-  readonly attendees = new Map<string, AttendeeRecord>();
+  readonly attendees: Map<string, AttendeeRecord>;
   /** `${eventId}:${hotelId}:${day}` → rooms */
   readonly actualized = new Map<string, number>();
   /**
@@ -45,32 +45,37 @@ export class Store {
   /** Whole reservation pages by licensee and parameters, emptied with reservationJson. */
   readonly pageJson = new Map<string, RawJson>();
   /** Attendee key → end of the latest event in which a reservation is linked to it. */
-  private readonly linkedEventEnd = new Map<string, number>();
-  /** Attendee key → the events in which a reservation is linked to it. */
-  private readonly linkedEvents = new Map<string, Set<number>>();
+  private readonly linkedEventEnd: Map<string, number>;
+  /** Attendee key → the events in which a reservation is linked to it (a set is never changed: shared by stores, it is copied with the event added). */
+  private readonly linkedEvents: Map<string, ReadonlySet<number>>;
   private nextCustomFieldId = 1;
 
+  /**
+   * A store over `data`. The demo data's records are shared by every store built from them, frozen,
+   * and indexed once (`templateOf`): a store copies the indexes (pointers, about 10 ms) instead of
+   * 28,000 reservations (0.3–1 s, and most of a test run's garbage). What changes a shared record
+   * puts a changed copy in its place (`replaceReservation`); assigning to one throws.
+   */
   constructor(data: DemoData) {
+    const template = templateOf(data);
     for (const l of data.licensees) this.licensees.set(l.systemIdentifier, l);
     for (const e of data.events) this.events.set(e.eventId, structuredClone(e));
     for (const h of data.hotels) push(this.hotelsByEvent, h.eventId, structuredClone(h));
     for (const g of data.groupCodes) push(this.groupCodesByEvent, g.eventId, structuredClone(g));
     this.blocks = new Map(Object.entries(data.blocks));
-    for (const r of data.reservations) this.addReservation(cloneReservation(r));
+    for (const [eventId, list] of template.reservationsByEvent) this.reservationsByEvent.set(eventId, [...list]);
+    this.reservationsByNumber = new Map(template.reservationsByNumber);
+    this.linkedEventEnd = new Map(template.linkedEventEnd);
+    this.linkedEvents = new Map(template.linkedEvents);
     for (const q of data.questions)
       this.questions.set(questionKey(q.licensee, q.eventId, q.questionId), structuredClone(q));
-    for (const a of data.answers) this.putAnswer({ ...a });
+    for (const [eventId, answers] of template.answersByEvent) this.answersByEvent.set(eventId, new Map(answers));
     for (const c of data.customFields) {
       this.customFields.set(c.customFieldId, { ...c });
       this.nextCustomFieldId = Math.max(this.nextCustomFieldId, c.customFieldId + 1);
     }
-    for (const v of data.customFieldValues)
-      this.customFieldValues.set(`${v.customFieldId}|r|${v.reservationNumber}`, v.value);
-    for (const a of data.attendees)
-      this.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), {
-        ...a,
-        fields: { ...a.fields },
-      });
+    this.customFieldValues = new Map(template.customFieldValues);
+    this.attendees = new Map(template.attendees);
   }
 
   eventOf(licensee: string, eventId: number): EventRecord | undefined {
@@ -84,16 +89,21 @@ export class Store {
   }
 
   addReservation(r: ReservationRecord): void {
-    const list = this.reservationsByEvent.get(r.eventId) ?? [];
-    this.reservationsByEvent.set(r.eventId, list);
-    const last = list[list.length - 1];
-    if (!last || last.reservationNumber < r.reservationNumber) list.push(r);
-    else {
-      list.push(r);
-      list.sort((a, b) => a.reservationNumber - b.reservationNumber);
-    }
-    this.reservationsByNumber.set(r.reservationNumber, r);
+    addReservation(this, r);
     this.linkAttendee(r);
+  }
+
+  /**
+   * Puts `changed` in the place of the reservation with its number (a shared record is never
+   * changed in place: a change is a copy, `{ ...r, … }`), and links its attendee.
+   */
+  replaceReservation(changed: ReservationRecord): void {
+    const list = this.reservationsByEvent.get(changed.eventId) ?? [];
+    const at = indexOfNumber(list, changed.reservationNumber);
+    if (at < 0) throw new Error(`reservation ${changed.reservationNumber} is not in event ${changed.eventId}`);
+    list[at] = changed;
+    this.reservationsByNumber.set(changed.reservationNumber, changed);
+    this.linkAttendee(changed);
   }
 
   nextReservationNumber(): number {
@@ -165,14 +175,7 @@ export class Store {
 
   /** Keeps the events, and the end of the latest one, that a reservation links each attendee to. */
   linkAttendee(r: ReservationRecord): void {
-    if (!r.attendeeId || !r.registrationEventId) return;
-    const event = this.events.get(r.eventId)!;
-    const key = attendeeKey(event.licensee, r.attendeeId, r.registrationEventId);
-    const known = this.linkedEventEnd.get(key);
-    if (known === undefined || known < event.endMs) this.linkedEventEnd.set(key, event.endMs);
-    let events = this.linkedEvents.get(key);
-    if (!events) this.linkedEvents.set(key, (events = new Set()));
-    events.add(event.eventId);
+    linkAttendee(this.events, this.linkedEventEnd, this.linkedEvents, r);
   }
 
   /** The events in which a reservation is linked to the attendee; none before it has booked. */
@@ -201,18 +204,101 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/**
- * A deep copy of a reservation, member by member: a reset copies all 28,000 of the demo data, and
- * structuredClone took five times as long (about 0.5 s a reset, 2 s under load).
- */
-function cloneReservation(r: ReservationRecord): ReservationRecord {
-  return {
-    ...r,
-    contact: { ...r.contact },
-    rooms: r.rooms.map((room) => ({
-      ...room,
-      guests: room.guests.map((guest) => ({ ...guest })),
-      nightlyRates: room.nightlyRates.map((rate) => ({ ...rate })),
-    })),
+/** The indexes of one demo data set, built once and shared (copied) by every store made from it. */
+interface Template {
+  readonly reservationsByEvent: Map<number, ReservationRecord[]>;
+  readonly reservationsByNumber: Map<number, ReservationRecord>;
+  readonly linkedEventEnd: Map<string, number>;
+  readonly linkedEvents: Map<string, ReadonlySet<number>>;
+  readonly answersByEvent: Map<number, Map<string, AnswerRecord>>;
+  readonly customFieldValues: Map<string, string>;
+  readonly attendees: Map<string, AttendeeRecord>;
+}
+
+const templates = new WeakMap<DemoData, Template>();
+
+/** The template of `data`, whose records are frozen from then on (the stores share them). */
+function templateOf(data: DemoData): Template {
+  let template = templates.get(data);
+  if (template) return template;
+  const events = new Map(data.events.map((e) => [e.eventId, e]));
+  template = {
+    reservationsByEvent: new Map(),
+    reservationsByNumber: new Map(),
+    linkedEventEnd: new Map(),
+    linkedEvents: new Map(),
+    answersByEvent: new Map(),
+    customFieldValues: new Map(),
+    attendees: new Map(),
   };
+  for (const r of data.reservations) {
+    addReservation(template, deepFreeze(r));
+    linkAttendee(events, template.linkedEventEnd, template.linkedEvents, r);
+  }
+  for (const a of data.answers) {
+    let answers = template.answersByEvent.get(a.eventId);
+    if (!answers) template.answersByEvent.set(a.eventId, (answers = new Map()));
+    answers.set(`${a.reservationNumber}|${a.questionId}`, deepFreeze(a));
+  }
+  for (const v of data.customFieldValues)
+    template.customFieldValues.set(`${v.customFieldId}|r|${v.reservationNumber}`, v.value);
+  for (const a of data.attendees)
+    template.attendees.set(attendeeKey(a.licensee, a.attendeeId, a.registrationEventId), deepFreeze(a));
+  templates.set(data, template);
+  return template;
+}
+
+/** Adds a reservation to the indexes, keeping each event's list ordered by number. */
+function addReservation(
+  indexes: Pick<Template, 'reservationsByEvent' | 'reservationsByNumber'>,
+  r: ReservationRecord,
+): void {
+  const list = indexes.reservationsByEvent.get(r.eventId) ?? [];
+  indexes.reservationsByEvent.set(r.eventId, list);
+  const last = list[list.length - 1];
+  if (!last || last.reservationNumber < r.reservationNumber) list.push(r);
+  else {
+    list.push(r);
+    list.sort((a, b) => a.reservationNumber - b.reservationNumber);
+  }
+  indexes.reservationsByNumber.set(r.reservationNumber, r);
+}
+
+/** Keeps the events, and the end of the latest one, that a reservation links its attendee to. */
+function linkAttendee(
+  events: ReadonlyMap<number, EventRecord>,
+  linkedEventEnd: Map<string, number>,
+  linkedEvents: Map<string, ReadonlySet<number>>,
+  r: ReservationRecord,
+): void {
+  if (!r.attendeeId || !r.registrationEventId) return;
+  const event = events.get(r.eventId)!;
+  const key = attendeeKey(event.licensee, r.attendeeId, r.registrationEventId);
+  const known = linkedEventEnd.get(key);
+  if (known === undefined || known < event.endMs) linkedEventEnd.set(key, event.endMs);
+  const linked = linkedEvents.get(key);
+  if (linked?.has(event.eventId)) return;
+  // A copy, never the set itself: a template's sets are shared by every store.
+  linkedEvents.set(key, new Set(linked).add(event.eventId));
+}
+
+/** The position of reservation `n` in a list ordered by number, or -1. */
+function indexOfNumber(list: readonly ReservationRecord[], n: number): number {
+  let low = 0;
+  let high = list.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = list[middle]!.reservationNumber;
+    if (at === n) return middle;
+    if (at < n) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/** Freezes `value` and everything it holds, so that a change to a shared record throws. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const member of Object.values(value)) deepFreeze(member);
+  return Object.freeze(value);
 }

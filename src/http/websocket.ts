@@ -28,6 +28,8 @@ import { hostNameOf, isAllowedHost } from './hosts.ts';
 import { inputBoundsError, inputBoundsProblem, jsonTextProblem, SCAN_TEXT_FROM_BYTES } from './input-bounds.ts';
 
 export interface WebSocketTransport {
+  /** Sockets open now (tests: a client that left leaves none). */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -266,6 +268,7 @@ export function serveWebSockets(
   });
 
   return {
+    open: () => sockets.clients.size,
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => sockets.close(() => resolve()));

@@ -7,37 +7,49 @@
 
 /** `source`, calling `done` once when it ends however it ends (finished, failed, or stopped by its consumer). */
 export function whenEnded<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIterator<T> {
-  const iterator = source[Symbol.asyncIterator]();
-  let ended = false;
-  const end = () => {
-    if (!ended) done();
-    ended = true;
-  };
-  return {
-    async next() {
-      try {
-        const next = await iterator.next();
-        if (next.done) end();
-        return next;
-      } catch (error) {
-        end();
-        throw error;
-      }
-    },
-    async return(value?: unknown) {
-      end();
-      await iterator.return?.(value);
-      return { done: true, value: value as never };
-    },
-    async throw(error?: unknown) {
-      end();
-      if (iterator.throw) return iterator.throw(error);
+  return new WhenEnded(source[Symbol.asyncIterator](), done);
+}
+
+/** A class, not closures: one wraps every live subscription, for as long as its client stays. */
+class WhenEnded<T> implements AsyncIterableIterator<T> {
+  private ended = false;
+
+  constructor(
+    private readonly iterator: AsyncIterator<T>,
+    private readonly done: () => void,
+  ) {}
+
+  private end(): void {
+    if (!this.ended) this.done();
+    this.ended = true;
+  }
+
+  async next(): Promise<IteratorResult<T>> {
+    try {
+      const next = await this.iterator.next();
+      if (next.done) this.end();
+      return next;
+    } catch (error) {
+      this.end();
       throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+    }
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<T>> {
+    this.end();
+    await this.iterator.return?.(value);
+    return { done: true, value: value as never };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<T>> {
+    this.end();
+    if (this.iterator.throw) return this.iterator.throw(error);
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }
 
 /**

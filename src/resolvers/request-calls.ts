@@ -70,73 +70,116 @@ export function createRequestCalls(
   upstream: UpstreamClient,
   onSent?: () => void,
 ): RequestCalls {
-  const options = onSent ? { onSent } : {};
-  const keyOf = (name: CallName, params: unknown) => `${name}|${stableKey(params)}`;
-  // What follows is made on first use: an operation answered without a read (a response-cache hit,
-  // a refusal) builds none of it.
-  // Per read (endpoint and parameters), the age of the kept copy that answered it: every field
-  // reading it, now or later in the operation (DataLoader's cache), got that copy.
-  let staleAges: Map<string, number> | undefined;
-  let reads: DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string> | undefined;
-  const readsLoader = () =>
-    (reads ??= new DataLoader<[CallName, unknown, ReadOptions | undefined], unknown, string>(
+  return new CallsView(new OperationCalls(account, upstream, onSent ? { onSent } : {}), undefined);
+}
+
+type ReadKey = [CallName, unknown, ReadOptions | undefined];
+const keyOf = (name: CallName, params: unknown) => `${name}|${stableKey(params)}`;
+
+/**
+ * One operation's calls. Classes rather than closures: a subscription keeps its context as long as
+ * its client stays, and the fourteen closures this was made of cost every subscriber ~1 KiB.
+ * What the fields below hold is made on first use: an operation answered without a read (a
+ * response-cache hit, a refusal, a subscription waiting for its first change) builds none of it.
+ */
+class OperationCalls {
+  /**
+   * Per read (endpoint and parameters), the age of the kept copy that answered it: every field
+   * reading it, now or later in the operation (DataLoader's cache), got that copy.
+   */
+  staleAges: Map<string, number> | undefined;
+  private reads: DataLoader<ReadKey, unknown, string> | undefined;
+  loaders: Map<string, DataLoader<unknown, unknown, string>> | undefined;
+  /** Per field path (as text), the oldest copy's age; a field is reported once. */
+  recorded: Map<string, { path: FieldPath | undefined; ageMs: number }> | undefined;
+  untaken: string[] = [];
+
+  constructor(
+    readonly account: UpstreamAccount,
+    readonly upstream: UpstreamClient,
+    readonly options: { onSent?: () => void },
+  ) {}
+
+  private readsLoader(): DataLoader<ReadKey, unknown, string> {
+    this.reads ??= new DataLoader<ReadKey, unknown, string>(
       (keys) =>
         Promise.all(
           keys.map(([name, params, read]) =>
-            upstream
-              .call(account, name, params as never, {
-                ...options,
+            this.upstream
+              .call(this.account, name, params as never, {
+                ...this.options,
                 ...read,
-                onStale: (ageMs) => (staleAges ??= new Map()).set(keyOf(name, params), ageMs),
+                onStale: (ageMs) => (this.staleAges ??= new Map()).set(keyOf(name, params), ageMs),
               })
               .catch((e: Error) => e),
           ),
         ),
       { cacheKeyFn: ([name, params]) => keyOf(name, params) },
-    ));
-  let loaders: Map<string, DataLoader<unknown, unknown, string>> | undefined;
-  // Per field path (as text), the oldest copy's age; a field is reported once.
-  let recorded: Map<string, { path: FieldPath | undefined; ageMs: number }> | undefined;
-  let untaken: string[] = [];
-  const record = (path: FieldPath | undefined, ageMs: number) => {
+    );
+    return this.reads;
+  }
+
+  private record(path: FieldPath | undefined, ageMs: number): void {
     const text = path ? pathAsArray(path).join('.') : '';
-    recorded ??= new Map();
-    const held = recorded.get(text);
-    if (!held) untaken.push(text);
-    if (!held || held.ageMs < ageMs) recorded.set(text, { path, ageMs });
-  };
-  const read = (name: CallName, params: unknown, path: FieldPath | undefined, options?: ReadOptions) =>
-    readsLoader()
-      .load([name, params, options])
-      .then((value) => {
-        if (staleAges !== undefined && staleAges.size > 0) {
-          const ageMs = staleAges.get(keyOf(name, params));
-          if (ageMs !== undefined) record(path, ageMs);
-        }
-        return value;
-      });
-  const view = (path: FieldPath | undefined): RequestCalls => ({
-    read: (name, params, options) => read(name, params, path, options) as never,
-    readAhead: (name, params) => void upstream.prefetch(account, name, params),
-    send: (name, params) => upstream.call(account, name, params, options),
-    loader: <K, V>(key: string, create: () => DataLoader<K, V, string>) => {
-      loaders ??= new Map();
-      let loader = loaders.get(key) as DataLoader<K, V, string> | undefined;
-      if (!loader) loaders.set(key, (loader = create()) as DataLoader<unknown, unknown, string>);
-      return loader;
-    },
-    at: (at) => view(at),
-    takeStale: () => {
-      const taken = untaken.map((text) => {
-        const { path, ageMs } = recorded!.get(text)!;
-        return { path: path ? pathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
-      });
-      untaken = [];
-      return taken;
-    },
-    servedStale: () => staleAges !== undefined && staleAges.size > 0,
-  });
-  return view(undefined);
+    this.recorded ??= new Map();
+    const held = this.recorded.get(text);
+    if (!held) this.untaken.push(text);
+    if (!held || held.ageMs < ageMs) this.recorded.set(text, { path, ageMs });
+  }
+
+  async read(name: CallName, params: unknown, path: FieldPath | undefined, options?: ReadOptions): Promise<unknown> {
+    const value = await this.readsLoader().load([name, params, options]);
+    if (this.staleAges !== undefined && this.staleAges.size > 0) {
+      const ageMs = this.staleAges.get(keyOf(name, params));
+      if (ageMs !== undefined) this.record(path, ageMs);
+    }
+    return value;
+  }
+}
+
+/** The operation's calls as seen from one field (`at`): its reads' kept copies are recorded under that field. */
+class CallsView implements RequestCalls {
+  constructor(
+    private readonly operation: OperationCalls,
+    private readonly path: FieldPath | undefined,
+  ) {}
+
+  read<N extends CallName>(name: N, params: ParamsOf<N>, options?: ReadOptions): Promise<ResultOf<N>> {
+    return this.operation.read(name, params, this.path, options) as Promise<ResultOf<N>>;
+  }
+
+  readAhead<N extends CallName>(name: N, params: ParamsOf<N>): void {
+    void this.operation.upstream.prefetch(this.operation.account, name, params);
+  }
+
+  send<N extends CallName>(name: N, params: ParamsOf<N>): Promise<ResultOf<N>> {
+    return this.operation.upstream.call(this.operation.account, name, params, this.operation.options);
+  }
+
+  loader<K, V>(key: string, create: () => DataLoader<K, V, string>): DataLoader<K, V, string> {
+    const loaders = (this.operation.loaders ??= new Map());
+    let loader = loaders.get(key) as DataLoader<K, V, string> | undefined;
+    if (!loader) loaders.set(key, (loader = create()) as DataLoader<unknown, unknown, string>);
+    return loader;
+  }
+
+  at(path: FieldPath): RequestCalls {
+    return new CallsView(this.operation, path);
+  }
+
+  takeStale(): StaleRead[] {
+    const { recorded } = this.operation;
+    const taken = this.operation.untaken.map((text) => {
+      const { path, ageMs } = recorded!.get(text)!;
+      return { path: path ? pathAsArray(path) : [], ageSeconds: Math.floor(ageMs / 1000) };
+    });
+    this.operation.untaken = [];
+    return taken;
+  }
+
+  servedStale(): boolean {
+    return this.operation.staleAges !== undefined && this.operation.staleAges.size > 0;
+  }
 }
 
 /**

@@ -21,6 +21,8 @@ export interface UpstreamCall {
   priority?: CallPriority;
   /** A read-ahead: each attempt takes a budget slot only if one is free at once (RateBudget.acquireIfFree), never queues. */
   onlyIfFree?: boolean;
+  /** false: the answer is shared while in flight, but neither kept for later reads nor as a stale copy (see CallOptions.keep). */
+  keep?: boolean;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

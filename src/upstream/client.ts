@@ -68,6 +68,13 @@ export interface CallOptions {
    * past a list's first, behind interactive calls; `background` behind both.
    */
   priority?: CallPriority;
+  /**
+   * false: the answer is not kept, neither for the endpoint's lifetime nor as a stale copy (a change
+   * feed's reads: read once to be compared, the next poll must see the service, and kept they would
+   * hold a large event's every page in memory for UPSTREAM_STALE_MAX_MS). Identical calls in flight
+   * still share it.
+   */
+  keep?: boolean;
 }
 
 /** What a kept copy costs beyond its answer's text (its key, tags and entry), as the stale copies count it. */
@@ -308,6 +315,7 @@ export class UpstreamClient {
       ...(options.onSent ? { onSent: options.onSent } : {}),
       ...(options.onStale ? { onStale: options.onStale } : {}),
       ...(options.priority ? { priority: options.priority } : {}),
+      ...(options.keep === false ? { keep: false } : {}),
     };
   }
 }

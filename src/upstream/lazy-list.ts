@@ -1,3 +1,11 @@
+const WIRE_LIST = '$wireList';
+
+/** The service's records of a LazyList read back from JSON (see `toJSON`); undefined for any other value. */
+export function wireListOf(value: unknown): readonly unknown[] | undefined {
+  const raw = (value as { [WIRE_LIST]?: unknown } | null)?.[WIRE_LIST];
+  return typeof value === 'object' && value !== null && Array.isArray(raw) ? raw : undefined;
+}
+
 /**
  * A page of records decoded on demand. The service answers reservations and answers 1000 at a time,
  * while a query often wants a handful: each record is checked and converted (dates, numbers) only
@@ -10,12 +18,22 @@ export class LazyList<T> {
   constructor(
     readonly length: number,
     private readonly decodeAt: (index: number) => T | null,
+    /** The records as the service sent them, when this list reads them (not a `map` of another). */
+    private readonly raw?: readonly unknown[],
   ) {
     this.cache = new Array(length);
   }
 
   static of<T>(raw: readonly unknown[], decode: (value: unknown) => T | null): LazyList<T> {
-    return new LazyList(raw.length, (i) => decode(raw[i]));
+    return new LazyList(raw.length, (i) => decode(raw[i]), raw);
+  }
+
+  /**
+   * What a cache that keeps JSON (Redis) stores: the records as the service sent them, marked, so
+   * that the reader decodes them again (`wireListOf`); a list read back as a plain object has no `at`.
+   */
+  toJSON(): { [WIRE_LIST]: readonly unknown[] } {
+    return { [WIRE_LIST]: this.raw ?? this.slice() };
   }
 
   /** The record at a position, or null when there is none or it does not decode. */

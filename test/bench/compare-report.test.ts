@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { END, replaceBetweenMarkers, START } from '../../bench/compare/markdown.ts';
+import { END, part, replaceBetweenMarkers, replaceParts, START } from '../../bench/compare/markdown.ts';
 import { fmt, goals, goalTable, loadTable, tableTable } from '../../bench/compare/report.ts';
 import {
   emptyLoadCell,
@@ -183,5 +183,38 @@ describe('compare markers in docs/benchmarks.md', () => {
 
   it('refuses a document with one marker alone rather than guess', () => {
     expect(() => replaceBetweenMarkers(`# B\n${START}\n`, 'x')).toThrow(/one compare marker/);
+  });
+
+  it('a run of some scenarios replaces their parts alone, adds new ones before the chart, keeps the rest', () => {
+    const section = `head\n\n${part('S7', 'S7 old')}\n\n${part('S8', 'S8 old')}\n\n![chart](images/compare.svg)\n\ngoals`;
+    const full = replaceBetweenMarkers('# B\n\n## Side by side\n\nafter\n', section);
+    const out = replaceParts(
+      full,
+      [
+        { id: 'S8', text: 'S8 new' },
+        { id: 'S9', text: 'S9 new' },
+      ],
+      'whole',
+    );
+    expect(out).toContain('S7 old');
+    expect(out).not.toContain('S8 old');
+    expect(out.indexOf('head')).toBeLessThan(out.indexOf('S8 new'));
+    expect(out.indexOf('S8 new')).toBeLessThan(out.indexOf('S9 new'));
+    expect(out.indexOf('S9 new')).toBeLessThan(out.indexOf('![chart]'));
+    expect(out).toContain('goals');
+    expect(out.indexOf(END)).toBeGreaterThan(out.indexOf('goals'));
+    // Once more with the same parts: nothing moves.
+    expect(
+      replaceParts(
+        out,
+        [
+          { id: 'S8', text: 'S8 new' },
+          { id: 'S9', text: 'S9 new' },
+        ],
+        'whole',
+      ),
+    ).toBe(out);
+    // No compare section yet: the whole section is written.
+    expect(replaceParts('# B\n', [{ id: 'S9', text: 'S9 new' }], 'whole')).toContain(`${START}\nwhole\n${END}`);
   });
 });

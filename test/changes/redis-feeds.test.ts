@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
 import { ChangeFeed, type FeedSource } from '../../src/changes/feed.ts';
 import { RedisFeedRegistry } from '../../src/changes/redis-registry.ts';
-import type { FeedMembership } from '../../src/changes/registry.ts';
+import { type FeedMembership, NO_FOOTPRINT } from '../../src/changes/registry.ts';
 import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamAccount } from '../../src/upstream/account.ts';
@@ -199,6 +199,9 @@ describe.skipIf(!serverPath)('change feeds across replicas on Redis', () => {
     for (const subscriber of others) expect([...subscriber.told].sort()).toEqual([...expected].sort());
     expect(service.reads.filter((read) => read.kind === 'baseline')).toHaveLength(1);
     expect(replicas[0]!.feeds.active()).toEqual([]);
+    // Issue 28: the replica whose subscribers left holds nothing of the feed (no listener, timer or known record).
+    expect(replicas[0]!.feeds.footprint()).toEqual(NO_FOOTPRINT);
+    expect(replicas[1]!.feeds.footprint()).toMatchObject({ feeds: 1, members: 1, listeners: 1, closers: 1 });
   });
 
   it('while Redis is away each replica polls for its own subscribers; once back, one polls again, and each change was told once', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
+import type { ReservationRecord } from '../../src/emulator/model.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -21,8 +22,11 @@ beforeAll(async () => {
   });
   gateway = createGateway({ ...loadConfig({ LOG_LEVEL: 'info' }), upstreamBaseUrl: emulator.url }, logger);
   // The third reservation of event 5002 loses its number upstream.
-  const record = emulator.state.store.reservationsByEvent.get(5002)![2]! as unknown as Record<string, unknown>;
-  delete record.reservationNumber;
+  // (The store's records are shared and frozen: a copy without the number takes its place.)
+  const list = emulator.state.store.reservationsByEvent.get(5002)!;
+  const { reservationNumber, ...numberless } = list[2]!;
+  list[2] = numberless as ReservationRecord;
+  emulator.state.store.reservationsByNumber.set(reservationNumber, numberless as ReservationRecord);
   emulator.state.markDirty();
 });
 

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { NO_FOOTPRINT } from '../../src/changes/registry.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { CALLBACK_ACCEPT, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -84,6 +85,8 @@ describe('callback subscriptions, with a router written from the protocol', () =
     router.answer = () => 404;
     await until(() => t.gateway.callbacks.active() === 0);
     await until(() => t.gateway.changeFeeds.active().length === 0);
+    // Issue 28: the callback door's subscriber left nothing in the feeds (listener, closer, poll timer, known records).
+    expect(t.gateway.changeFeeds.footprint()).toEqual(NO_FOOTPRINT);
     const sent = router.of('one').length;
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(router.of('one').length).toBe(sent);

@@ -1,23 +1,21 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 
 /**
- * What `npm start` runs: the gateway compiled by scripts/build.mjs, started with plain node (no
- * tsx), over an emulator given by UPSTREAM_BASE_URL. Built into dist-test/ (one level under the
- * repository, like dist/, so that config.ts finds package.json the same way).
+ * What `npm start` runs: the gateway compiled by scripts/build.mjs (dist/, built for the run by
+ * test/build/global-setup.ts), started with plain node (no tsx), over an emulator given by
+ * UPSTREAM_BASE_URL.
  */
-const OUT_DIR = 'dist-test';
 let emulator: Emulator;
 let gateway: ChildProcess;
 let url: string;
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, rateLimit: false });
-  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', OUT_DIR], { encoding: 'utf8' });
-  expect(build.status, build.stderr).toBe(0);
-  gateway = spawn(process.execPath, [`${OUT_DIR}/main.js`], {
+  gateway = spawn(process.execPath, [GATEWAY_MAIN], {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       PORT: '0',
@@ -40,7 +38,7 @@ beforeAll(async () => {
     gateway.stderr!.on('data', read);
     gateway.once('exit', (code) => reject(new Error(`dist/main.js exited with ${code}:\n${output}`)));
   });
-}, 60_000); // a build and a start: seconds, but minutes on a machine shared by several test runs
+}, 60_000); // a start: seconds, but a minute on a machine shared by several test runs
 
 afterAll(async () => {
   if (gateway?.exitCode === null) {
@@ -49,7 +47,6 @@ afterAll(async () => {
     await exited;
   }
   await emulator?.close();
-  rmSync(OUT_DIR, { recursive: true, force: true });
 });
 
 describe('the built gateway (dist/main.js)', () => {

@@ -180,25 +180,25 @@ describe('the image', () => {
       expect(result.code, result.stderr).toBe(0);
       return JSON.parse(result.stdout);
     };
-    // The feed reads every record first (its baseline), then polls for what changed since: a
-    // booking after the first such poll is a change.
+    // The feed reads every record first (its baseline: event 5002's one page of 1000), then polls
+    // for what changed since: a booking after the first such poll is a change.
     const polls = async () =>
       (
         (await inside('/_emulator/requests')) as { requests: { endpoint: string; params: Record<string, unknown> }[] }
       ).requests.filter((r) => r.endpoint === 'getreservation' && r.params.modifiedAfterDate !== undefined).length;
-    const subscription = await subscribeSse(fetch, url, { eventId: 5001 });
+    const subscription = await subscribeSse(fetch, url, { eventId: 5002 });
     expect(subscription.response.status).toBe(200);
     await expect.poll(polls, { timeout: 30_000, interval: 500 }).toBeGreaterThan(0);
     const { reservationNumber } = (await inside('/_emulator/bookings', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ eventId: 5001 }),
+      body: JSON.stringify({ eventId: 5002 }),
     })) as { reservationNumber: number };
     const [change] = await subscription.take(1);
     expect(change?.errors).toBeUndefined();
     expect(change?.data?.reservationChanged).toMatchObject({
       kind: 'CREATED',
-      reservation: { reservationNumber, eventId: 5001 },
+      reservation: { reservationNumber, eventId: 5002 },
     });
 
     const health = await podman('healthcheck', 'run', container);

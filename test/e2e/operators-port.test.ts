@@ -1,20 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 import { rawRequest } from '../helpers/raw-sockets.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
 
 /**
- * `src/main.ts` with the operators' pages on their own listener (OPS_PORT, OPS_HOST). Fault: they
+ * The gateway (`dist/main.js`) with the operators' pages on their own listener (OPS_PORT, OPS_HOST). Fault: they
  * were served on the clients' port and, without OPS_TOKEN, to any connection from 127.0.0.1,
  * which behind a proxy on the same machine or a mesh sidecar is every client. Off loopback the
  * token is required: the gateway refuses to start without it, as it refuses other bad settings.
  */
-const ROOT = new URL('../../', import.meta.url).pathname;
 const OPS_TOKEN = 'ops-token-for-the-operators-port-0123456789';
 
-/** Runs main.ts with `env` until it exits (a refused setting exits before listening). */
+/** Runs the built gateway with `env` until it exits (a refused setting exits before listening). */
 function run(env: Record<string, string>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  return spawnSync(process.execPath, [GATEWAY_MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: '0', OPS_PORT: '0', ...env },
     encoding: 'utf8',

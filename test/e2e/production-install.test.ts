@@ -10,8 +10,8 @@ import { run } from '../helpers/run.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
- * The production install, as the image makes it: the built tree alone (PRODUCTION_TREE) in an
- * empty folder, scripts/install-production.sh run there (a real `npm ci --omit=dev` from the
+ * The production install, as the image makes it: the built tree alone (PRODUCTION_TREE, dist/ as
+ * built for the run) in an empty folder, scripts/install-production.sh run there (a real `npm ci --omit=dev` from the
  * registry), then `node dist/main.js` over the embedded emulator: a query, a subscription over SSE,
  * and a clean exit on SIGTERM. Without the registry a user's run skips this, saying why; CI
  * (`CI` or REQUIRE_REGISTRY=1, set by .ci/run) fails instead.
@@ -79,9 +79,8 @@ const isBuiltin = (specifier: string) => specifier.startsWith('node:') || builti
 beforeAll(async () => {
   tree = mkdtempSync(join(tmpdir(), 'reservation-gateway-production-'));
   expect(nodeModulesAbove(tree)).toEqual([]);
-  const build = await run(process.execPath, ['scripts/build.mjs', '--out-dir', join(tree, 'dist')], { cwd: ROOT });
-  expect(build.code, build.output).toBe(0);
-  for (const path of PRODUCTION_TREE.filter((path) => path !== 'dist')) {
+  // dist/ as test/build/global-setup.ts built it for the run (scripts/build.mjs), with the rest.
+  for (const path of PRODUCTION_TREE) {
     mkdirSync(dirname(join(tree, path)), { recursive: true });
     cpSync(join(ROOT, path), join(tree, path), { recursive: true });
   }
@@ -158,8 +157,8 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
 
       const emulatorUrl = await gateway.emulatorUrl();
       expect(emulatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      // The feed first reads every record (its baseline: all known), then polls for what changed
-      // since; a booking after the first such poll is a change.
+      // The feed first reads every record (its baseline: event 5002's one page of 1000), then polls
+      // for what changed since; a booking after the first such poll is a change.
       const polls = async () => {
         const log = (await (await fetch(`${emulatorUrl}/_emulator/requests`)).json()) as {
           requests: { endpoint: string; params: Record<string, unknown> }[];
@@ -168,13 +167,13 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
           (request) => request.endpoint === 'getreservation' && request.params.modifiedAfterDate !== undefined,
         ).length;
       };
-      const subscription = await subscribeSse(fetch, gateway.url, { eventId: 5001 });
+      const subscription = await subscribeSse(fetch, gateway.url, { eventId: 5002 });
       expect(subscription.response.status).toBe(200);
       await expect.poll(polls, { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
       const booking = await fetch(`${emulatorUrl}/_emulator/bookings`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ eventId: 5001 }),
+        body: JSON.stringify({ eventId: 5002 }),
       });
       expect(booking.status).toBe(200);
       const { reservationNumber } = (await booking.json()) as { reservationNumber: number };
@@ -182,7 +181,7 @@ describe('scripts/install-production.sh in an empty folder with the built tree a
       expect(change?.errors).toBeUndefined();
       expect(change?.data?.reservationChanged).toMatchObject({
         kind: 'CREATED',
-        reservation: { reservationNumber, eventId: 5001 },
+        reservation: { reservationNumber, eventId: 5002 },
       });
 
       // The open stream ends with the process; nothing holds the exit back.

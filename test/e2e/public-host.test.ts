@@ -1,20 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 import { rawRequest } from '../helpers/raw-sockets.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
 
 /**
- * `src/main.ts` on a public HOST. Fault: GATEWAY_AUTH=none there only warned, so anyone who
+ * The gateway (`dist/main.js`) on a public HOST. Fault: GATEWAY_AUTH=none there only warned, so anyone who
  * reached the address acted for the licensee. Now it refuses to start (exit status 2, naming the
  * settings) unless GATEWAY_AUTH_NONE_ON_PUBLIC_HOST=yes says it is meant (a proxy in front
  * authenticates); the server it then runs has the settings' timeouts and the Host check.
  */
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 describe('GATEWAY_AUTH=none on HOST=0.0.0.0', () => {
   it('refuses to start, with exit status 2 and a message naming the settings', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const run = spawnSync(process.execPath, [GATEWAY_MAIN], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOST: '0.0.0.0', PORT: '0', ALLOWED_HOSTS: 'gateway.example.com' },
       encoding: 'utf8',

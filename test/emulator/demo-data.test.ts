@@ -22,8 +22,13 @@ describe('the demo data of one seed and start', () => {
     const name = event.name;
     const status = reservation.status;
     event.name = 'renamed by the first emulator';
-    reservation.status = status === 'cancelled' ? 'accepted' : 'cancelled';
+    // The demo data's reservations are shared by the stores, and frozen: a change is a copy put in place.
+    const changed = status === 'cancelled' ? 'accepted' : 'cancelled';
+    expect(() => Object.assign(reservation, { status: changed })).toThrow(TypeError);
+    first.store.replaceReservation({ ...reservation, status: changed });
     first.markDirty();
+    expect(first.store.reservationsByNumber.get(reservation.reservationNumber)!.status).toBe(changed);
+    expect(first.store.reservationsByEvent.get(eventId)![0]!.status).toBe(changed);
 
     expect(second.store.events.get(eventId)!.name).toBe(name);
     expect(second.store.reservationsByNumber.get(reservation.reservationNumber)!.status).toBe(status);

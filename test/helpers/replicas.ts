@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { GATEWAY_MAIN, ROOT } from './built-gateway.ts';
 
-/** A gateway in a process of its own (`node --import tsx src/main.ts`), as a replica runs in production. */
+/** A gateway in a process of its own (`node dist/main.js`, the compiled gateway), as a replica runs in production. */
 export interface Replica {
   /** Its /graphql address. */
   url: string;
@@ -16,11 +17,9 @@ export interface Replica {
   kill(): Promise<void>;
 }
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-/** Starts `src/main.ts` on free ports (PORT and OPS_PORT 0) with `env` added; resolves once it says it is ready. */
+/** Starts the compiled gateway on free ports (PORT and OPS_PORT 0) with `env` added; resolves once it says it is ready. */
 export function startReplica(env: Record<string, string>): Promise<Replica> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [GATEWAY_MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -166,7 +166,9 @@ export async function advanceClock(emulator: Emulator, ms: number): Promise<void
 }
 
 /** A test gateway listening on 127.0.0.1:0 for HTTP and graphql-ws (subscriptions need a real connection to end). */
-export async function listen(t: TestGateway): Promise<{ url: string; wsUrl: string; close(): Promise<void> }> {
+export async function listen(
+  t: TestGateway,
+): Promise<{ url: string; wsUrl: string; openSockets(): number; close(): Promise<void> }> {
   const server = createServer(t.gateway.yoga);
   const sockets = t.gateway.acceptWebSockets(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -174,6 +176,7 @@ export async function listen(t: TestGateway): Promise<{ url: string; wsUrl: stri
   return {
     url: `http://127.0.0.1:${port}/graphql`,
     wsUrl: `ws://127.0.0.1:${port}/graphql`,
+    openSockets: () => sockets.open(),
     async close() {
       await sockets.close();
       server.closeAllConnections();

@@ -98,6 +98,12 @@ describe('/metrics', () => {
     });
     expect(samples(text, 'gateway_upstream_breaker_open')).toEqual([{ labels: {}, value: 0 }]);
     expect(samples(text, 'gateway_upstream_token_failures_total')).toEqual([]);
+    expect(samples(text, 'gateway_event_loop_delay_seconds').map(({ labels }) => labels.quantile)).toEqual([
+      '0.5',
+      '0.99',
+      '1',
+    ]);
+    for (const { value } of samples(text, 'gateway_event_loop_delay_seconds')) expect(value).toBeGreaterThanOrEqual(0);
     for (const name of [
       'gateway_upstream_budget_used',
       'gateway_upstream_token_age_seconds',

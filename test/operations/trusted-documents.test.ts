@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/environment.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
+import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /**
@@ -142,7 +143,8 @@ describe('the manifest, checked at start', () => {
   });
 
   it('stops the gateway at start with exit code 2 and the reason', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const run = spawnSync(process.execPath, [GATEWAY_MAIN], {
+      cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         TRUSTED_DOCUMENTS_FILE: manifestFile({ [`sha256:${hex(TYPENAME)}`]: `${TYPENAME} ` }),

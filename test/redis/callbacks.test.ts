@@ -100,14 +100,14 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
         ?.reservation?.reservationNumber;
     // The event's feed polls on the adopter (its own subscriber came first) and goes on through the
     // take-over: a booking it tells before the adoption is not told again to the adopted subscription.
-    const watcher = await subscribeSse(fetch, adopter.url, { eventId: 5001 });
-    const warmUp = await book(emulator, { eventId: 5001 });
+    const watcher = await subscribeSse(fetch, adopter.url, { eventId: 5003 });
+    const warmUp = await book(emulator, { eventId: 5003 });
     await step('the watcher receives the warm-up booking', () =>
       watcher.received.some((result) => numberIn({ payload: result }) === warmUp.reservationNumber),
     );
     // As a router sends it: no `since` in the document (the adopter writes one in), `modifiedAt` under an alias.
     const query =
-      'subscription { reservationChanged(eventId: 5001) { at: modifiedAt reservation { reservationNumber } } }';
+      'subscription { reservationChanged(eventId: 5003) { at: modifiedAt reservation { reservationNumber } } }';
     const res = await fetch(holder.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: CALLBACK_ACCEPT },
@@ -129,7 +129,7 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
     const started = (await recorded()).cursor;
     expect(Date.parse(started!)).not.toBeNaN();
     await advanceClock(emulator, 5 * 60_000);
-    const delivered = await book(emulator, { eventId: 5001 });
+    const delivered = await book(emulator, { eventId: 5003 });
     await step('the booking before the kill reaches the router', () =>
       router.of('resumed', 'next').some((message) => numberIn(message) === delivered.reservationNumber),
     );
@@ -154,7 +154,7 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
     await holder.kill();
     // Nobody holds it now: the lease (3 s, renewed every second) has not lapsed, so the adopter has
     // not taken it yet, unless the machine was too busy to book within 2 s of the kill.
-    const missed = await book(emulator, { eventId: 5001 });
+    const missed = await book(emulator, { eventId: 5003 });
     if (Date.now() - killedAt < 2_000) {
       expect(adopter.output()).not.toContain('callback subscription adopted');
       expect(router.of('resumed', 'check')).toHaveLength(1);

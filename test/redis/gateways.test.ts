@@ -78,4 +78,26 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     const res = await replicas[0]!.gateway.yoga.fetch('http://yoga/ready');
     expect(await res.json()).toMatchObject({ redis: { connected: true, budget: 'shared' } });
   });
+
+  // Last: it stops Redis.
+  it('with Redis away a mutation is answered (it was INTERNAL_SERVER_ERROR), and the other replica drops its answer once Redis is back', async () => {
+    const before = await exec(1, QuestionsDocument, { eventId: 5002 });
+    expect(before.data!.event!.questions.map((q) => q.questionId)).not.toContain(78);
+    await redis.stop();
+    try {
+      const saved = await exec(0, SaveEventQuestionDocument, {
+        input: { eventId: 5002, questionId: 78, question: 'Late check-out?', type: 'TEXT_AREA', enabled: true },
+      });
+      expect(saved.errors).toBeUndefined();
+    } finally {
+      await redis.start();
+    }
+    // Replica 2 answered from its response cache before; the drop reaches it once both are back on Redis.
+    for (let tries = 0; ; tries++) {
+      const after = await exec(1, QuestionsDocument, { eventId: 5002 });
+      if (after.data?.event?.questions.some((q) => q.questionId === 78)) break;
+      if (tries > 150) throw new Error('replica 2 kept answering without the new question');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryCacheStore } from '../../src/upstream/cache.ts';
+import { MemoryCacheStore, stableKey } from '../../src/upstream/cache.ts';
 import { compose, type Send, type UpstreamCall } from '../../src/upstream/call.ts';
 import { classifyAnswer } from '../../src/upstream/classify.ts';
 import { type AnyEndpoint, ENDPOINTS, type EndpointName } from '../../src/upstream/endpoints.ts';
@@ -8,6 +8,7 @@ import { retryLayer } from '../../src/upstream/layers/retry-and-breaker.ts';
 import { SharedReads } from '../../src/upstream/layers/shared-reads.ts';
 import { tokenLayer } from '../../src/upstream/layers/token.ts';
 import { createBreaker } from '../../src/upstream/resilience.ts';
+import { StaleCopies } from '../../src/upstream/stale-copies.ts';
 import { ECHO_CAP, ECHO_MEMORY_MS, ECHO_WINDOW_MS } from '../../src/upstream/token-echoes.ts';
 import { TokenManager } from '../../src/upstream/tokens.ts';
 import { clientFor, LICENSEE_1001, type StubService, startStub } from '../helpers/upstream.ts';
@@ -101,6 +102,27 @@ describe('share and cache', () => {
     await send(callOf('geteventquestions', { eventId: 5001 }));
     expect(results).toEqual([['answer'], ['answer'], ['answer']]);
     expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it('keep: false (a change feed’s poll) shares a read in flight but keeps no page, cached or stale (issue 28)', async () => {
+    const next = vi.fn<Send>(async () => ['page']);
+    const stale = new StaleCopies({ maxAgeMs: 60_000 });
+    const send = new SharedReads(new MemoryCacheStore(), 5_000, stale, () => 10).layer(next);
+    const page = (keep?: boolean) => ({
+      ...callOf('getreservation', { eventId: 5001, page: 1 }),
+      ...(keep === undefined ? {} : { keep }),
+    });
+    await Promise.all([send(page(false)), send(page(false))]);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(stale.get(`1001|getreservation|${stableKey(page().params)}`)).toBeUndefined();
+    // Nothing was kept: a query's read asks the service; its page is kept, and a poll does not read it.
+    await send(page());
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(stale.get(`1001|getreservation|${stableKey(page().params)}`)).toBeDefined();
+    await send(page(false));
+    expect(next).toHaveBeenCalledTimes(3);
+    await send(page());
+    expect(next).toHaveBeenCalledTimes(3);
   });
 });
 

@@ -19,6 +19,21 @@ const CONTACT_FIELDS = [
   'phone',
 ] as const;
 
+/** The attendee's fields that `updateReservation` copies onto its reservations' contact. */
+const PUSHED_TO_RESERVATIONS = [
+  'firstName',
+  'lastName',
+  'email',
+  'phone',
+  'address',
+  'address2',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'companyName',
+] as const;
+
 const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 
 export const attendeeRoutes: Route[] = [
@@ -63,22 +78,10 @@ export const attendeeRoutes: Route[] = [
           if (ctx.store.events.get(eventId)?.licensee !== licensee) continue;
           for (const r of list) {
             if (r.attendeeId !== attendeeId || r.registrationEventId !== registrationEventId) continue;
-            for (const key of [
-              'firstName',
-              'lastName',
-              'email',
-              'phone',
-              'address',
-              'address2',
-              'city',
-              'state',
-              'zip',
-              'country',
-              'companyName',
-            ] as const) {
-              if (fields[key] !== undefined) r.contact[key] = fields[key];
-            }
-            r.modifiedMs = now;
+            const contact = { ...r.contact };
+            for (const key of PUSHED_TO_RESERVATIONS) if (fields[key] !== undefined) contact[key] = fields[key];
+            // A changed copy in its place: the demo data's records are shared by every store, and frozen.
+            ctx.store.replaceReservation({ ...r, contact, modifiedMs: now });
           }
         }
       }

@@ -1,3 +1,4 @@
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptEvent, UpstreamObserver } from '../../upstream/observer.ts';
 
@@ -22,6 +23,19 @@ export interface RecentError {
 }
 
 const RECENT_ERRORS = 20;
+
+/**
+ * The event loop's delay, sampled every 10 ms by Node (perf_hooks): one histogram a process, made
+ * by the first gateway that is scraped, shared by every gateway in it (tests run hundreds).
+ */
+let loopDelay: IntervalHistogram | undefined;
+function eventLoopDelay(): IntervalHistogram {
+  if (!loopDelay) {
+    loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+  }
+  return loopDelay;
+}
 
 /** An attempt the service did not answer usefully: no answer, 429 or 5xx. */
 export const isFailedAttempt = (status: AttemptEvent['status']) =>
@@ -154,6 +168,21 @@ export class GatewayMetrics implements UpstreamObserver {
       'Subscribers of the licensee’s change feeds.',
       countFeeds((feed) => feed.members),
     );
+    new Gauge({
+      name: 'gateway_event_loop_delay_seconds',
+      help: 'How late the event loop ran its timers since the previous scrape (sampled every 10 ms), by quantile (0.5, 0.99, 1 the worst); 0 before anything was sampled.',
+      labelNames: ['quantile'] as const,
+      registers: [this.registry],
+      collect() {
+        const delay = eventLoopDelay();
+        // Nanoseconds; the sampling resolution (10 ms) is part of each measured interval, so it is taken off.
+        const seconds = (ns: number) => (delay.count ? Math.max(0, ns / 1e9 - 0.01) : 0);
+        this.set({ quantile: '0.5' }, seconds(delay.percentile(50)));
+        this.set({ quantile: '0.99' }, seconds(delay.percentile(99)));
+        this.set({ quantile: '1' }, seconds(delay.max));
+        delay.reset();
+      },
+    });
     new Gauge({
       name: 'gateway_upstream_breaker_open',
       help: 'Whether the breaker in front of the reservation service is open (1): calls are refused without being sent.',

@@ -1,7 +1,8 @@
 import { type CacheStore, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
-import type { AnyEndpoint } from '../endpoints.ts';
+import { type AnyEndpoint, schemasOf } from '../endpoints.ts';
 import { AttemptFailure, RateLimitedError } from '../errors.ts';
+import { wireListOf } from '../lazy-list.ts';
 import type { StaleCopies } from '../stale-copies.ts';
 
 /**
@@ -45,9 +46,12 @@ export class SharedReads {
     const { endpoint } = call;
     const key = `${call.licensee.systemIdentifier}|${call.name}|${stableKey(call.params)}`;
     const tags = tagsOf(call);
-    const ttlMs = this.ttlOf(endpoint);
+    const ttlMs = call.keep === false ? 0 : this.ttlOf(endpoint);
     if (ttlMs > 0) {
       const cached = await this.cache.get(key);
+      // A page kept as JSON (Redis) is decoded again, as the service's answer was.
+      const wire = wireListOf(cached);
+      if (wire) return schemasOf(call.name, call.licensee).response.parse(wire);
       if (cached !== undefined) return cached;
     }
     const generations = tags.map((tag) => this.generation(tag));
@@ -55,7 +59,10 @@ export class SharedReads {
     // Paged lists even with pageTtlMs 0: sharing them across operations is the operator's choice, a
     // copy served only in place of a refusal, and marked as such, is not.
     const staleable =
-      endpoint.idempotent && (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) && this.stale?.enabled === true;
+      call.keep !== false &&
+      endpoint.idempotent &&
+      (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) &&
+      this.stale?.enabled === true;
     if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) {
       // A read-ahead may be refused for want of headroom where this call would wait its turn: it then calls itself.
       const joined =
