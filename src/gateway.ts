@@ -155,6 +155,7 @@ export function createGateway(
     licensees: config.licensees.map((licensee) => licensee.account),
     feeds: changeFeeds,
     registry: metrics.registry,
+    leaseMs: leaseMsFor(config.changesPollIntervalMs),
     ...(shared ? { redis: shared.redis } : {}),
     ...(logger ? { logger: logger.child({ component: 'webhooks' }) } : {}),
   });

@@ -39,6 +39,11 @@ export interface WebhookSettings {
   redis?: RedisConnection;
   /** How often each replica looks at the endpoints again (others' changes; feeds that failed to start). */
   resyncMs?: number;
+  /**
+   * With Redis: how long the replica that queues the changes holds that role unrenewed (the change
+   * feeds' lease, `leaseMsFor` the poll interval): a dead one's changes are queued by another after it.
+   */
+  leaseMs?: number;
   logger?: ManagementAudit & { warn(details: object, message: string): void };
   /** The gateway's metrics registry: the webhook metrics join it. */
   registry?: Registry;
@@ -81,6 +86,9 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     ...(logger ? { logger } : {}),
     ...(metrics ? { attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome) } : {}),
   });
+  // From the start: a shared queue may hold deliveries no replica is left to send (retries waiting
+  // through a restart of every replica); without this look they waited for the next change told.
+  deliveries.wake();
   const accounts = new Map(settings.licensees.map((account) => [account.systemIdentifier, account]));
   const memberships = new Map<string, FeedMembership>();
   /** Per licensee, the sync under way: syncs run one after another, so none acts on a stale view. */
@@ -142,7 +150,8 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   });
 
   const resyncMs = settings.resyncMs ?? 30_000;
-  const lease = redis && new RedisLease(redis, 'webhooks', resyncMs);
+  const leaseMs = settings.leaseMs ?? resyncMs;
+  const lease = redis && new RedisLease(redis, 'webhooks', leaseMs);
   const tick = async () => {
     if (lease) {
       const holds = leading
@@ -159,7 +168,7 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     await syncAll();
   };
   // Renewed each third of the lease: the holder keeps it while alive.
-  const timer = setInterval(() => void tick(), lease ? resyncMs / 3 : resyncMs);
+  const timer = setInterval(() => void tick(), lease ? Math.min(leaseMs / 3, resyncMs) : resyncMs);
   timer.unref();
   void tick();
 

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,11 +113,32 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
   }, 60_000);
 });
 
-/** The id of the process whose TCP socket has local port `port` on 127.0.0.1 (from `ss`: the replica that sent a request). */
-function processWithPort(port: number): number | undefined {
-  const lines = execFileSync('ss', ['-tnpH', 'state', 'established', 'sport', '=', `:${port}`], { encoding: 'utf8' });
-  const pid = /pid=(\d+)/.exec(lines)?.[1];
-  return pid === undefined ? undefined : Number(pid);
+/**
+ * Which of `pids` holds the TCP socket whose local port is `port` (the replica that sent a request),
+ * read from Linux's /proc: the sockets of that port in /proc/net/tcp(6), then each process's fds.
+ */
+function processWithPort(port: number, pids: readonly number[]): number | undefined {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6'])
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(hex) && fields[9]) inodes.add(fields[9]);
+    }
+  const holds = (pid: number) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return inodes.has(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? '');
+        } catch {
+          return false; // closed meanwhile
+        }
+      });
+    } catch {
+      return false; // the process is gone
+    }
+  };
+  return pids.find(holds);
 }
 
 /*
@@ -202,7 +223,10 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
     const { reservationNumber: held } = await book(emulator, { eventId: 5003 });
     answer = (n) => (n === held && of(held).length === 1 ? 'hold' : 204);
     await until(() => of(held).length === 1, 15_000);
-    const sender = processWithPort(of(held)[0]!.port);
+    const sender = processWithPort(
+      of(held)[0]!.port,
+      replicas.map((replica) => replica.pid),
+    );
     const holder = replicas.find((replica) => replica.pid === sender);
     expect(holder, `no replica has the port the delivery came from (pid ${sender})`).toBeDefined();
     const survivor = replicas.find((replica) => replica !== holder)!;
@@ -213,7 +237,7 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
     await until(() => of(held).length === 2, 90_000);
     const [lost, again] = of(held) as [(typeof received)[0], (typeof received)[0]];
     expect(again.webhookId).toBe(lost.webhookId);
-    expect(processWithPort(again.port) ?? survivor.pid).toBe(survivor.pid);
+    expect(processWithPort(again.port, [holder!.pid, survivor.pid]) ?? survivor.pid).toBe(survivor.pid);
 
     // A later change is delivered once, by the one replica left.
     const { reservationNumber: later } = await book(emulator, { eventId: 5003 });
