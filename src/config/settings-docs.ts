@@ -252,7 +252,7 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
     {
       settings: ['WEBHOOK_TIMEOUT_MS'],
       meaning:
-        'how long one webhook delivery attempt may take, connection to answer, before it counts as failed; with Redis a replica claims a delivery for twice as long, so a dead replica\'s delivery is sent by another after that ([Webhooks](webhooks.md#the-queue-and-its-retries))',
+        "how long one webhook delivery attempt may take, connection to answer, before it counts as failed; with Redis a replica claims a delivery for twice as long, so a dead replica's delivery is sent by another after that ([Webhooks](webhooks.md#the-queue-and-its-retries))",
     },
     {
       settings: ['WEBHOOK_SECRET_KEY'],
