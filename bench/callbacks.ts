@@ -11,7 +11,7 @@ import { startHiveGateway } from '../examples/federation/hive-gateway.ts';
 import { REGISTRATION_SDL } from '../examples/federation/registration-subgraph.ts';
 import { RESERVATIONS_SUBGRAPH } from '../examples/federation/subgraph-names.ts';
 import { subgraphSdl } from '../src/schema/index.ts';
-import { freePort, machine, RUNS, startBenchGateway, startProcess, stop, summary } from './lib.ts';
+import { freePort, machine, RUNS, sseData, startBenchGateway, startProcess, stop, summary } from './lib.ts';
 
 /**
  * `npm run bench -- callbacks`: 100 subscribers of one event's changes, two ways, alternating in
@@ -155,22 +155,10 @@ async function subscribeSse(url: string): Promise<Subscriber> {
   if (response.status !== 200)
     throw new Error(`SSE subscription answered ${response.status}: ${await response.text()}`);
   void (async () => {
-    let text = '';
     try {
-      for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-        text += chunk;
-        for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
-          const message = text.slice(0, end);
-          text = text.slice(end + 2);
-          const data = message
-            .split('\n')
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trim())
-            .join('\n');
-          if (!data) continue;
-          const number = reservationNumberOf(JSON.parse(data));
-          if (number !== undefined && !arrivals.has(number)) arrivals.set(number, performance.now());
-        }
+      for await (const data of sseData(response.body!)) {
+        const number = reservationNumberOf(JSON.parse(data));
+        if (number !== undefined && !arrivals.has(number)) arrivals.set(number, performance.now());
       }
     } catch {
       // closed

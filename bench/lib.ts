@@ -155,3 +155,24 @@ export function startBenchGateway(upstreamUrl: string, env: Record<string, strin
     pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
   });
 }
+
+/**
+ * The `data` of each message of a GraphQL-over-SSE response body, in order, as it arrives (messages
+ * without data, such as pings, left out). Ends with the stream; throws when it fails.
+ */
+export async function* sseData(body: NonNullable<Response['body']>): AsyncGenerator<string> {
+  let text = '';
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    text += chunk;
+    for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+      const message = text.slice(0, end);
+      text = text.slice(end + 2);
+      const data = message
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .join('\n');
+      if (data) yield data;
+    }
+  }
+}

@@ -1,5 +1,6 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { sseData } from '../lib.ts';
 import { treeCpuMs } from './cpu.ts';
 import { type Emulator, served } from './emulator.ts';
 import { treeRssMiB } from './rss.ts';
@@ -76,25 +77,13 @@ export async function subscribeSse(url: string, eventId: number): Promise<Subscr
     return subscriber;
   }
   void (async () => {
-    let text = '';
     try {
-      for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-        text += chunk;
-        for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
-          const message = text.slice(0, end);
-          text = text.slice(end + 2);
-          const data = message
-            .split('\n')
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trim())
-            .join('\n');
-          if (!data) continue;
-          const parsed = JSON.parse(data) as { errors?: unknown };
-          if (parsed.errors) subscriber.failed = true;
-          const number = reservationNumberOf(parsed);
-          if (number !== undefined && !subscriber.arrivals.has(number))
-            subscriber.arrivals.set(number, performance.now());
-        }
+      for await (const data of sseData(response.body!)) {
+        const parsed = JSON.parse(data) as { errors?: unknown };
+        if (parsed.errors) subscriber.failed = true;
+        const number = reservationNumberOf(parsed);
+        if (number !== undefined && !subscriber.arrivals.has(number))
+          subscriber.arrivals.set(number, performance.now());
       }
     } catch {
       // closed

@@ -1,5 +1,6 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { sseData } from '../lib.ts';
 import { hotelsOf, simulateTables } from './s7.ts';
 import { S8_EVENTS } from './s8.ts';
 
@@ -271,21 +272,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakRecord> {
       if (response?.status === 200) {
         subscriber.acceptedAt = Date.now();
         const reading = (async () => {
-          let text = '';
           try {
-            for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-              text += chunk;
-              for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
-                const message = text.slice(0, end);
-                text = text.slice(end + 2);
-                const data = message
-                  .split('\n')
-                  .filter((line) => line.startsWith('data:'))
-                  .map((line) => line.slice(5).trim())
-                  .join('\n');
-                if (data) onPayload(subscriber, JSON.parse(data) as { errors?: unknown }, 'SSE event');
-              }
-            }
+            for await (const data of sseData(response.body!))
+              onPayload(subscriber, JSON.parse(data) as { errors?: unknown }, 'SSE event');
             ended(subscriber, 'the gateway ended the stream');
           } catch (error) {
             if (!abort.signal.aborted) ended(subscriber, `stream failed: ${(error as Error).message}`);
