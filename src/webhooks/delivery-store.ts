@@ -93,6 +93,21 @@ export const KEPT_PER_ENDPOINT = 1_000;
 
 export const newDeliveryId = () => `dlv_${randomBytes(12).toString('base64url')}`;
 
+/** A new delivery of `input`, due `now`, `position`th in the queue's order of arrival. */
+export function newDelivery(input: NewDelivery, now: number, position: number): Delivery {
+  const id = newDeliveryId();
+  return {
+    ...input,
+    id,
+    lane: input.lane ?? id,
+    status: 'PENDING',
+    attempts: [],
+    nextAttemptAt: now,
+    createdAt: now,
+    position,
+  };
+}
+
 export class MemoryDeliveryStore implements DeliveryStore {
   private readonly deliveries = new Map<string, Delivery>();
   /** endpoint → lane → the lane's pending delivery ids, in order. */
@@ -122,18 +137,9 @@ export class MemoryDeliveryStore implements DeliveryStore {
     const messageKey = `${input.endpointId}\u0000${input.messageId}`;
     const existing = again ? undefined : this.deliveries.get(this.byMessage.get(messageKey) ?? '');
     if (existing) return { delivery: structuredClone(existing), added: false };
-    const id = newDeliveryId();
+    const delivery = newDelivery(input, now, ++this.positions);
+    const { id } = delivery;
     if (!this.byMessage.has(messageKey)) this.byMessage.set(messageKey, id);
-    const delivery: Delivery = {
-      ...input,
-      id,
-      lane: input.lane ?? id,
-      status: 'PENDING',
-      attempts: [],
-      nextAttemptAt: now,
-      createdAt: now,
-      position: ++this.positions,
-    };
     this.deliveries.set(id, delivery);
     this.idsOf(input.endpointId).push(id);
     let lanes = this.lanes.get(input.endpointId);

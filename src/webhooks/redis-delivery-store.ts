@@ -6,7 +6,7 @@ import {
   type DeliveryStore,
   KEPT_PER_ENDPOINT,
   type NewDelivery,
-  newDeliveryId,
+  newDelivery,
 } from './delivery-store.ts';
 
 /**
@@ -150,18 +150,8 @@ export class RedisDeliveryStore implements DeliveryStore {
   }
 
   async add(input: NewDelivery, now: number, again = false): Promise<{ delivery: Delivery; added: boolean }> {
-    const id = newDeliveryId();
-    const position = await this.redis.incr(this.key('position'));
-    const delivery: Delivery = {
-      ...input,
-      id,
-      lane: input.lane ?? id,
-      status: 'PENDING',
-      attempts: [],
-      nextAttemptAt: now,
-      createdAt: now,
-      position,
-    };
+    const delivery = newDelivery(input, now, await this.redis.incr(this.key('position')));
+    const { id } = delivery;
     const answered = await this.redis.webhookAdd(
       this.key('message'),
       this.key('delivery'),
@@ -175,7 +165,7 @@ export class RedisDeliveryStore implements DeliveryStore {
       again ? '1' : '0',
       id,
       JSON.stringify(delivery),
-      position,
+      delivery.position,
       input.endpointId,
       now,
       delivery.lane,
