@@ -80,6 +80,8 @@ describe.skipIf(!serverPath)('the soak, shortened', () => {
       'the soak, shortened:',
       JSON.stringify({ ...figures, bookings: record.bookings.length, calls: log.length }),
     );
+    if (serverErrors.length > 0 || missedExamples.length > 0)
+      console.log('the soak, shortened, failed:', JSON.stringify({ serverErrors, missedExamples }, null, 1));
 
     // The run did what it says: subscribers came and went on both doors, writes and changes were made.
     expect(record.subscribers.filter((s) => s.door === 'sse' && s.leftAt !== null).length).toBeGreaterThan(20);
