@@ -179,6 +179,8 @@ class SharedFeed {
   private handoverFrom = Infinity;
   /** The poller reads only to catch up with what the topic may have missed (see `catchUp`). */
   private catchingUp = false;
+  /** The topic's messages may have been missed, and no poller of this replica caught up yet. */
+  private behind = false;
   private subscription?: Promise<() => Promise<void>>;
   private over = false;
   private wake?: () => void;
@@ -296,7 +298,8 @@ class SharedFeed {
       ))
     )
       this.subscription = undefined;
-    const listening = this.subscription ? this.redis.listeningSince?.() : undefined;
+    // A connection that cannot tell when it listened again is taken to listen since it subscribed.
+    const listening = !this.subscription ? undefined : this.redis.listeningSince ? this.redis.listeningSince() : 0;
     // The topic's messages stopped reaching this replica meanwhile (Redis restarted, say): some may be lost.
     const missed = this.listening !== undefined && listening !== this.listening;
     this.listening = listening;
@@ -384,9 +387,12 @@ class SharedFeed {
       this.unshared = [];
       this.handoverFrom = listenedFrom;
     }
-    if (missed) {
-      if (!this.poller) await this.catchUp();
+    if (missed) this.behind = true;
+    if (this.behind) {
       this.handoverFrom = listenedFrom;
+      // A catch-up that failed (its baseline read) is tried again at the next step.
+      if (!this.poller) await this.catchUp();
+      this.behind = false;
     }
     if (this.poller && this.poller.readBegan() >= this.handoverFrom) {
       this.stopPoller();
