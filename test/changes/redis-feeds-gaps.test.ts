@@ -27,6 +27,9 @@ class Service {
   private offset = Date.parse('2027-01-05T10:00:00Z') - Date.now();
   private next = 900_001;
   private readonly held = new Map<string, Promise<void>>();
+  private readonly pausedPolls = new Map<string, Promise<void>>();
+  /** Polls begun and not answered yet, by replica. */
+  readonly pollsWaiting = new Map<string, number>();
 
   constructor(seed: number) {
     for (let i = 0; i < seed; i++) this.create();
@@ -60,6 +63,16 @@ class Service {
     };
   }
 
+  /** The replica's polls wait (after they read the records) until the returned function is called. */
+  pausePolls(replica: string): () => void {
+    let release!: () => void;
+    this.pausedPolls.set(replica, new Promise<void>((resolve) => (release = resolve)));
+    return () => {
+      this.pausedPolls.delete(replica);
+      release();
+    };
+  }
+
   source(replica: string): FeedSource {
     return {
       read: async (modifiedAfter) => {
@@ -68,6 +81,11 @@ class Service {
           .filter((record) => Date.parse(record.modifiedDate!) >= from)
           .map((record) => structuredClone(record));
         if (!modifiedAfter) await this.held.get(replica);
+        else if (this.pausedPolls.has(replica)) {
+          this.pollsWaiting.set(replica, (this.pollsWaiting.get(replica) ?? 0) + 1);
+          await this.pausedPolls.get(replica);
+          this.pollsWaiting.set(replica, this.pollsWaiting.get(replica)! - 1);
+        }
         return records;
       },
     };
@@ -208,6 +226,33 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
     await until(() => polling().length === 1, 5_000);
 
     expect(followerTold.filter((number) => number >= before).sort()).toEqual([before, ...missed, after]);
+    expect(polling()).toEqual(['A']);
+  });
+
+  it('a replica that polled for itself while deaf to the topic goes on polling until a read begun after it listens again', async () => {
+    await start(['A', 'B']);
+    const toldA: number[] = [];
+    await join(replicas[0]!, toldA);
+    await until(() => polling().length === 1, 5_000);
+    const told: number[] = [];
+    await join(replicas[1]!, told);
+    expect(polling()).toEqual(['A']);
+    // B stops hearing the topic (its pub/sub connection is down): it polls for its own subscriber.
+    replicas[1]!.deafen();
+    await until(() => polling().length === 2, 5_000);
+    // A change B's poller has not read yet (its poll in flight read before it) and A tells while B is deaf.
+    const release = service.pausePolls('B');
+    await until(() => (service.pollsWaiting.get('B') ?? 0) > 0, 5_000);
+    const missed = service.create();
+    await until(() => toldA.includes(missed), 5_000);
+    // B hears the topic again and follows A; its poll in flight then ends, without the change.
+    replicas[1]!.listenAgain();
+    await pause(2 * LEASE_MS);
+    release();
+    await until(() => told.includes(missed), 5_000);
+    await until(() => polling().length === 1, 5_000);
+
+    expect(told.filter((number) => number === missed)).toHaveLength(1);
     expect(polling()).toEqual(['A']);
   });
 });
