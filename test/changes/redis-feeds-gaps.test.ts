@@ -255,4 +255,33 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
     expect(told.filter((number) => number === missed)).toHaveLength(1);
     expect(polling()).toEqual(['A']);
   });
+
+  it('a connection says since when it listens: not while Redis is away, and from a later instant once back, subscribed again', async () => {
+    const connection = await openRedis({ url: redis.url, prefix: `gaps${++runs}:` });
+    const heard: string[] = [];
+    try {
+      await connection.subscribe('topic', (message) => heard.push(message));
+      const first = connection.listeningSince!();
+      expect(first).toBeTypeOf('number');
+      await redis.stop();
+      await until(() => connection.listeningSince!() === undefined, 5_000);
+      await redis.start();
+      await until(() => connection.listeningSince!() !== undefined, 10_000);
+      expect(connection.listeningSince!()).toBeGreaterThan(first!);
+      // Subscribed again by itself: a message published now arrives.
+      await until(() => connection.connected(), 10_000);
+      const publisher = await openRedis({ url: redis.url, prefix: connection.prefix });
+      try {
+        for (let i = 0; heard.length === 0 && i < 50; i++) {
+          await publisher.publish('topic', 'back');
+          await pause(100);
+        }
+      } finally {
+        await publisher.close();
+      }
+      expect(heard[0]).toBe('back');
+    } finally {
+      await connection.close();
+    }
+  });
 });
