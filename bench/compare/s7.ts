@@ -107,8 +107,10 @@ export async function simulateTables(
         });
         status = res.status;
         text = await res.text();
-      } catch {
+      } catch (error) {
         status = 599; // the connection failed: a server error as far as the user is concerned
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        text = `fetch failed: ${cause?.code ?? ''} ${cause?.message ?? (error as Error).message}`.trim();
       }
       figures.latencies.push(performance.now() - t0);
       figures.operations++;

@@ -53,8 +53,10 @@ export interface FeedState {
  * where another feed stopped, with no read (the next poll looks back from its latest). `heardUpTo`:
  * a baseline read where the records modified in or after that minute are changes still to tell
  * (a replica that heard the changes up to there from another's feed and must now poll itself).
+ * `askedAt`: a fresh baseline read, as if started at that earlier instant of our clock (when the
+ * first subscriber came: it is told what changed since, even what changed before the read began).
  */
-export type FeedStart = { resume: FeedState } | { heardUpTo: number };
+export type FeedStart = { resume: FeedState } | { heardUpTo: number } | { askedAt: number };
 
 /** Over this share of the budget used, polling slows down: interactive queries come first. */
 export const TIGHT_BUDGET = 0.8;
@@ -93,6 +95,8 @@ export class ChangeFeed {
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private polls = 0;
+  /** When (our clock) the latest read the feed finished began (-Infinity: none yet). */
+  private lastReadBegan = -Infinity;
 
   constructor(private readonly options: ChangeFeedOptions) {}
 
@@ -110,7 +114,9 @@ export class ChangeFeed {
       this.baseline = from.resume.baseline;
       return void this.schedule();
     }
-    const askedAt = Date.now();
+    const askedAt = from && 'askedAt' in from ? Math.min(from.askedAt, Date.now()) : Date.now();
+    const began = Date.now();
+    const heard = from && 'heardUpTo' in from ? from.heardUpTo : undefined;
     const { serviceNow } = this.options;
     let asked: number | undefined;
     let heardUpTo = Infinity;
@@ -122,7 +128,7 @@ export class ChangeFeed {
         // The service's clock is known once the read's first answer dated it: its "now" when we were asked.
         asked = serviceNow ? serviceNow() - (Date.now() - askedAt) : Infinity;
         // The service keeps minutes: a record of the minute last heard of may have changed after it.
-        heardUpTo = minuteOf(from?.heardUpTo ?? asked);
+        heardUpTo = minuteOf(heard ?? asked);
       }
       const known: ReservationModel[] = [];
       for (const record of page) {
@@ -135,9 +141,10 @@ export class ChangeFeed {
       remember(known, this.seen);
     }
     if (this.stopped) return;
+    this.lastReadBegan = began;
     if (asked !== undefined && asked !== Infinity) this.covered = asked - CLOCK_MARGIN_MS;
     // Made in or after the minute it started: CREATED when first seen (the service's minutes).
-    this.baseline = from ? from.heardUpTo : heardUpTo === Infinity ? this.latest : heardUpTo;
+    this.baseline = heard ?? (heardUpTo === Infinity ? this.latest : heardUpTo);
     this.tell(changesAmong(toTell, this.seen, this.baseline));
     void this.schedule();
   }
@@ -159,6 +166,14 @@ export class ChangeFeed {
   /** The latest modification time the feed has seen, on the service's clock (ms; -Infinity for none). */
   latestModification(): number {
     return this.latest;
+  }
+
+  /**
+   * When (our clock, ms) the latest read the feed finished began: every change made before then
+   * has been told (-Infinity: no read finished yet).
+   */
+  readBegan(): number {
+    return this.lastReadBegan;
   }
 
   /** Polls done since the baseline (status page, tests). */
@@ -194,6 +209,7 @@ export class ChangeFeed {
     // last read finished (with nothing new, that read's minute holds nothing: one short page).
     const from = Math.max(this.latest - LOOK_BACK_MS, minuteOf(this.covered));
     const since = from === -Infinity ? undefined : new Date(from).toISOString();
+    const began = Date.now();
     const asked = this.options.serviceNow?.();
     const changes: ReservationChange[] = [];
     let stopped = false;
@@ -204,6 +220,7 @@ export class ChangeFeed {
     }
     this.polls++;
     if (stopped || this.stopped) return;
+    this.lastReadBegan = began;
     if (asked !== undefined) this.covered = Math.max(this.covered, asked - CLOCK_MARGIN_MS);
     this.tell(changes.sort(inModificationOrder));
   }

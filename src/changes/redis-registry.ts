@@ -48,6 +48,8 @@ const WAITING_MS = 100;
 const MAX_UNSHARED = 10_000;
 /** Changes remembered per feed to tell each only once. */
 const MAX_TOLD = 20_000;
+/** The pub/sub connection subscribes again just after it is back: counted as listening this much later. */
+const RESUBSCRIBED_MS = 250;
 
 export interface SharedFeedSettings {
   /** How long a lease lasts unrenewed: a replica that dies is replaced within it. */
@@ -162,6 +164,23 @@ class SharedFeed {
   private unshared: ReservationChange[] = [];
   /** Whether Redis may hold less than the poller knows (a write failed): written whole at the next chance. */
   private dirty = false;
+  /** When (our clock) the first subscriber here came: what it must be told starts there. */
+  private readonly joinedAt = Date.now();
+  /**
+   * Since when (our clock) the topic's messages have reached this replica without a break, as last
+   * looked at (undefined: not listening). Messages published before may have been missed.
+   */
+  private listening?: number;
+  /**
+   * This replica follows now, but its own poller goes on until a read of it that began at or after
+   * this instant (our clock) has finished: every change published before this replica listened
+   * again is then told.
+   */
+  private handoverFrom = Infinity;
+  /** The poller reads only to catch up with what the topic may have missed (see `catchUp`). */
+  private catchingUp = false;
+  /** The topic's messages may have been missed, and no poller of this replica caught up yet. */
+  private behind = false;
   private subscription?: Promise<() => Promise<void>>;
   private over = false;
   private wake?: () => void;
@@ -279,6 +298,11 @@ class SharedFeed {
       ))
     )
       this.subscription = undefined;
+    // A connection that cannot tell when it listened again is taken to listen since it subscribed.
+    const listening = !this.subscription ? undefined : this.redis.listeningSince ? this.redis.listeningSince() : 0;
+    // The topic's messages stopped reaching this replica meanwhile (Redis restarted, say): some may be lost.
+    const missed = this.listening !== undefined && listening !== this.listening;
+    this.listening = listening;
     let held: boolean | undefined;
     try {
       held = this.role === 'holder' ? await this.renew() : (await this.lease.acquire()).held;
@@ -287,7 +311,10 @@ class SharedFeed {
     }
     if (this.over) return 'ready';
     if (held === undefined) return this.redisFailed();
-    return held ? this.hold() : this.follow();
+    if (held) return this.hold();
+    // Not hearing the holder's changes: this replica polls for its own subscribers until it does.
+    if (listening === undefined) return this.alone();
+    return this.follow(Math.max(Date.now(), listening + RESUBSCRIBED_MS), missed);
   }
 
   /**
@@ -316,6 +343,8 @@ class SharedFeed {
   /** This replica holds the lease: it polls, going on from what the last holder wrote. */
   private async hold(): Promise<Outcome> {
     if (this.role !== 'holder') {
+      // A poller that only caught up knows too little to go on from (its records are not all known).
+      if (this.catchingUp) this.stopPoller();
       const wasAlone = this.poller !== undefined;
       this.role = 'holder';
       if (wasAlone) {
@@ -345,11 +374,28 @@ class SharedFeed {
     return 'ready';
   }
 
-  /** Another replica holds the lease: its changes arrive on the topic. Ready once it wrote its first state. */
-  private async follow(): Promise<Outcome> {
+  /**
+   * Another replica holds the lease: its changes arrive on the topic. Ready once it wrote its first
+   * state. The topic tells only what is published while this replica listens: a replica that polled
+   * itself until now (Redis was away, or it held the lease) goes on polling until a read begun after
+   * it listened again has finished, and a follower that `missed` messages (the topic's connection
+   * broke since the last step) catches up with a poller of its own, read from where it heard up to.
+   */
+  private async follow(listenedFrom: number, missed: boolean): Promise<Outcome> {
     if (this.role !== 'follower') {
-      this.stopPoller();
       this.role = 'follower';
+      this.unshared = [];
+      this.handoverFrom = listenedFrom;
+    }
+    if (missed) this.behind = true;
+    if (this.behind) {
+      this.handoverFrom = listenedFrom;
+      // A catch-up that failed (its baseline read) is tried again at the next step.
+      if (!this.poller) await this.catchUp();
+      this.behind = false;
+    }
+    if (this.poller && this.poller.readBegan() >= this.handoverFrom) {
+      this.stopPoller();
       this.unshared = [];
     }
     let latest: string | null;
@@ -395,11 +441,29 @@ class SharedFeed {
   private stopPoller(): void {
     this.poller?.stop();
     this.poller = undefined;
+    this.catchingUp = false;
+    this.handoverFrom = Infinity;
   }
 
-  /** From where this replica heard up to, or a plain baseline when it heard nothing. */
-  private fromHeard(): FeedStart | undefined {
-    return this.heard === -Infinity ? undefined : { heardUpTo: this.heard };
+  /**
+   * From where this replica heard up to, or, when it heard nothing, from when its first subscriber
+   * came (a poller that started the moment it began would miss what changed while this replica
+   * waited for another's baseline read, which that replica may have stopped before telling).
+   */
+  private fromHeard(): FeedStart {
+    return this.heard === -Infinity ? { askedAt: this.joinedAt } : { heardUpTo: this.heard };
+  }
+
+  /**
+   * A poller of this replica's own until the handover stops it: without a baseline read when this
+   * replica heard a change, telling every record modified since (a change already told is not told
+   * again); else a baseline read from when its first subscriber came.
+   */
+  private async catchUp(): Promise<void> {
+    if (this.heard === -Infinity) return this.startPoller(this.fromHeard());
+    const from = Math.floor(this.heard / 60_000) * 60_000;
+    await this.startPoller({ resume: { seen: new Map(), latest: from, baseline: from } });
+    this.catchingUp = true;
   }
 
   /** This replica's poller found changes: its subscribers first, then (as holder) the other replicas. */

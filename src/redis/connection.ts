@@ -26,6 +26,11 @@ export interface RedisConnection {
   /** Calls `listener` with each message published on `channel` (the prefix is added here); resolves to its unsubscribe. */
   subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
   publish(channel: string, message: string): Promise<void>;
+  /**
+   * Since when (our clock, ms) the pub/sub connection has been up without a break, undefined while
+   * it is down: a message published before then may not have reached this replica.
+   */
+  listeningSince?(): number | undefined;
   /** Calls `listener` each time the connection is back after a loss. */
   onReconnect(listener: () => void): void;
   close(): Promise<void>;
@@ -83,6 +88,10 @@ export async function openRedis(
   subscriber.on('message', (channel: string, message: string) => {
     for (const listener of listeners.get(channel) ?? []) listener(message);
   });
+  let listeningSince: number | undefined = Date.now();
+  subscriber.on('close', () => void (listeningSince = undefined));
+  // ioredis subscribes to every channel again as it gets ready (autoResubscribe).
+  subscriber.on('ready', () => void (listeningSince ??= Date.now()));
   let lost = false;
   const reconnectListeners: (() => void)[] = [];
   commands.on('close', () => void (lost = true));
@@ -97,6 +106,7 @@ export async function openRedis(
     prefix: settings.prefix,
     replicaId: randomUUID(),
     connected: () => commands.status === 'ready',
+    listeningSince: () => (subscriber.status === 'ready' ? listeningSince : undefined),
     async subscribe(channel, listener) {
       const full = settings.prefix + channel;
       const unsubscribe = async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSoak, emulatorLog, runSoak } from '../../bench/compare/soak.ts';
+import { checkSoak, emulatorLog, runSoak, SOAK_FAULTS } from '../../bench/compare/soak.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
@@ -71,6 +71,8 @@ describe.skipIf(!serverPath)('the soak, shortened', () => {
           await redis.start();
         },
       },
+      // Twice the bench's 503s and resets: a busy machine makes fewer calls in 20 s, and some must fail.
+      faults: { rules: [{ ...SOAK_FAULTS.rules[0], errorRate: 0.04, resetRate: 0.02 }], seed: SOAK_FAULTS.seed },
       tag: `test${since}`,
     });
     const log = await emulatorLog(emulator.url, since);
@@ -80,15 +82,18 @@ describe.skipIf(!serverPath)('the soak, shortened', () => {
       'the soak, shortened:',
       JSON.stringify({ ...figures, bookings: record.bookings.length, calls: log.length }),
     );
+    if (serverErrors.length > 0 || missedExamples.length > 0)
+      console.log('the soak, shortened, failed:', JSON.stringify({ serverErrors, missedExamples }, null, 1));
 
-    // The run did what it says: subscribers came and went on both doors, writes and changes were made.
-    expect(record.subscribers.filter((s) => s.door === 'sse' && s.leftAt !== null).length).toBeGreaterThan(20);
-    expect(record.subscribers.filter((s) => s.door === 'ws' && s.leftAt !== null).length).toBeGreaterThan(20);
-    expect(record.bookings.length).toBeGreaterThan(20);
-    expect(verdict.owed).toBeGreaterThan(100);
-    expect(verdict.answered).toBeGreaterThan(20);
+    // The run did what it says: subscribers came and went on both doors, writes and changes were made
+    // (at least half of what a quiet machine makes in 20 s: a loaded one makes fewer calls).
+    expect(record.subscribers.filter((s) => s.door === 'sse' && s.leftAt !== null).length).toBeGreaterThan(10);
+    expect(record.subscribers.filter((s) => s.door === 'ws' && s.leftAt !== null).length).toBeGreaterThan(10);
+    expect(record.bookings.length).toBeGreaterThan(10);
+    expect(verdict.owed).toBeGreaterThan(30);
+    expect(verdict.answered).toBeGreaterThan(10);
     expect(record.revocations).toBeGreaterThanOrEqual(3);
-    expect(record.operations).toBeGreaterThan(20);
+    expect(record.operations).toBeGreaterThan(10);
     // The faults reached the gateway.
     expect(log.filter((call) => call.fault === 'status').length).toBeGreaterThan(0);
 
