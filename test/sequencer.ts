@@ -10,7 +10,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const START_FIRST = [
   'test/redis/replicas.test.ts',
-  'test/redis/soak.test.ts',
   'test/e2e/production-install.test.ts',
   'test/e2e/clients.test.ts',
   'test/e2e/image.test.ts',
