@@ -52,7 +52,7 @@ export class Store {
 
   /**
    * A store over `data`. The demo data's records are shared by every store built from them, frozen,
-   * and indexed once (`templateOf`): a store copies the indexes (pointers, about 10 ms) instead of
+   * and indexed once (`templateOf`): a store copies the indexes (pointers, 12–28 ms) instead of
    * 28,000 reservations (0.3–1 s, and most of a test run's garbage). What changes a shared record
    * puts a changed copy in its place (`replaceReservation`); assigning to one throws.
    */
