@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { post, type Replica, startReplica } from '../helpers/replicas.ts';
+import { readBody } from '../helpers/request-body.ts';
 import { book, until } from '../helpers/subscriptions.ts';
 import { verifies } from '../webhooks/standard-webhooks.ts';
 
@@ -30,22 +31,16 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
-    receiver = createServer((request, response) => {
-      let body = '';
-      request.setEncoding('utf8');
-      request.on('data', (chunk: string) => {
-        body += chunk;
+    receiver = createServer(async (request, response) => {
+      const body = await readBody(request);
+      const message = JSON.parse(body) as { data: { reservationNumber: number } };
+      received.push({
+        reservationNumber: message.data.reservationNumber,
+        webhookId: String(request.headers['webhook-id']),
+        headers: request.headers as Record<string, string>,
+        body,
       });
-      request.on('end', () => {
-        const message = JSON.parse(body) as { data: { reservationNumber: number } };
-        received.push({
-          reservationNumber: message.data.reservationNumber,
-          webhookId: String(request.headers['webhook-id']),
-          headers: request.headers as Record<string, string>,
-          body,
-        });
-        response.writeHead(204).end();
-      });
+      response.writeHead(204).end();
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
@@ -179,23 +174,17 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
-    receiver = createServer((request, response) => {
-      let body = '';
-      request.setEncoding('utf8');
-      request.on('data', (chunk: string) => {
-        body += chunk;
+    receiver = createServer(async (request, response) => {
+      const body = await readBody(request);
+      const message = JSON.parse(body) as { data: { reservationNumber: number } };
+      const { reservationNumber } = message.data;
+      received.push({
+        reservationNumber,
+        webhookId: String(request.headers['webhook-id']),
+        port: request.socket.remotePort!,
       });
-      request.on('end', () => {
-        const message = JSON.parse(body) as { data: { reservationNumber: number } };
-        const { reservationNumber } = message.data;
-        received.push({
-          reservationNumber,
-          webhookId: String(request.headers['webhook-id']),
-          port: request.socket.remotePort!,
-        });
-        const status = answer(reservationNumber);
-        if (status !== 'hold') response.writeHead(status).end();
-      });
+      const status = answer(reservationNumber);
+      if (status !== 'hold') response.writeHead(status).end();
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;

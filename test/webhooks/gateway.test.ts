@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LICENSEES_JSON, licenseesEnv, sha256 } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { readBody } from '../helpers/request-body.ts';
 import { book, listen, pause, until, wsClient } from '../helpers/subscriptions.ts';
 import { verifies } from './standard-webhooks.ts';
 
@@ -66,16 +67,10 @@ describe('webhooks through the gateway', () => {
   const received: Received[] = [];
 
   beforeAll(async () => {
-    receiver = createServer((request: IncomingMessage, response) => {
-      let body = '';
-      request.setEncoding('utf8');
-      request.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      request.on('end', () => {
-        received.push({ path: request.url ?? '', headers: request.headers as Record<string, string>, body });
-        response.writeHead(204).end();
-      });
+    receiver = createServer(async (request: IncomingMessage, response) => {
+      const body = await readBody(request);
+      received.push({ path: request.url ?? '', headers: request.headers as Record<string, string>, body });
+      response.writeHead(204).end();
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;

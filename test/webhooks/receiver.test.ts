@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
@@ -9,6 +9,7 @@ import { WebhookDeliveries } from '../../src/webhooks/deliveries.ts';
 import { MemoryDeliveryStore } from '../../src/webhooks/delivery-store.ts';
 import { MemoryEndpointStore, type WebhookEndpoint } from '../../src/webhooks/endpoint-store.ts';
 import { newSecret } from '../../src/webhooks/signature.ts';
+import { readBody } from '../helpers/request-body.ts';
 import { until } from '../helpers/subscriptions.ts';
 import { verifies } from './standard-webhooks.ts';
 
@@ -25,16 +26,6 @@ interface Received {
   body: string;
 }
 
-const read = (request: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let text = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    request.on('end', () => resolve(text));
-  });
-
 describe('webhook deliveries to a receiver on 127.0.0.1', () => {
   const received: Received[] = [];
   let answer: (request: Received) => { status: number; headers?: Record<string, string> } = () => ({ status: 204 });
@@ -50,7 +41,7 @@ describe('webhook deliveries to a receiver on 127.0.0.1', () => {
       const got = {
         path: request.url ?? '',
         headers: request.headers as Record<string, string>,
-        body: await read(request),
+        body: await readBody(request),
       };
       received.push(got);
       const { status, headers } = answer(got);
