@@ -1,7 +1,7 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { sseData } from '../lib.ts';
-import { hotelsOf, simulateTables } from './s7.ts';
+import { hotelsOf, seeded, simulateTables } from './s7.ts';
 import { S8_EVENTS } from './s8.ts';
 
 /**
@@ -145,17 +145,6 @@ export interface SoakVerdict {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const INTERNAL = 'INTERNAL_SERVER_ERROR';
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function reservationNumberOf(payload: unknown): number | undefined {
   return (payload as { data?: { reservationChanged?: { reservation?: { reservationNumber?: number } } } })?.data
