@@ -65,13 +65,24 @@ export function startThreeReplicas(
   prefix: string,
   env: Record<string, string> = {},
 ): Promise<Replica[]> {
+  return startReplicas(3, upstreamUrl, redisUrl, prefix, env);
+}
+
+/** `count` replicas of licensee 1001 on one emulator and one Redis, told apart as replica-1, replica-2… */
+export function startReplicas(
+  count: number,
+  upstreamUrl: string,
+  redisUrl: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<Replica[]> {
   return Promise.all(
-    [1, 2, 3].map((n) =>
+    Array.from({ length: count }, (_, i) =>
       startReplica({
         UPSTREAM_BASE_URL: upstreamUrl,
         UPSTREAM_KEY: 'demo-key-1001',
         UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-        UPSTREAM_USER_AGENT: `replica-${n}`,
+        UPSTREAM_USER_AGENT: `replica-${i + 1}`,
         REDIS_URL: redisUrl,
         REDIS_PREFIX: prefix,
         ...env,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { CALLBACK_ACCEPT, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { type Replica, startReplica } from '../helpers/replicas.ts';
+import { type Replica, startReplicas } from '../helpers/replicas.ts';
 import { advanceClock, book, pause, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
 
 /** `until`, bounded, naming the step that was never reached. */
@@ -34,20 +34,10 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
   }, 60_000);
 
   const startPair = (prefix: string) =>
-    Promise.all(
-      [1, 2].map((n) =>
-        startReplica({
-          UPSTREAM_BASE_URL: emulator.url,
-          UPSTREAM_KEY: 'demo-key-1001',
-          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-          UPSTREAM_USER_AGENT: `replica-${n}`,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: prefix,
-          CHANGES_POLL_INTERVAL_MS: '500',
-          SUBSCRIPTION_CALLBACK_URLS: router.prefix,
-        }),
-      ),
-    );
+    startReplicas(2, emulator.url, redis.url, prefix, {
+      CHANGES_POLL_INTERVAL_MS: '500',
+      SUBSCRIPTION_CALLBACK_URLS: router.prefix,
+    });
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.stop()));
     await router?.close();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
-import { post, type Replica, startReplica } from '../helpers/replicas.ts';
+import { post, type Replica, startReplicas } from '../helpers/replicas.ts';
 import { readBody } from '../helpers/request-body.ts';
 import { book, until } from '../helpers/subscriptions.ts';
 import { verifies } from '../webhooks/standard-webhooks.ts';
@@ -44,21 +44,11 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    replicas = await Promise.all(
-      [1, 2].map((n) =>
-        startReplica({
-          UPSTREAM_BASE_URL: emulator.url,
-          UPSTREAM_KEY: 'demo-key-1001',
-          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-          UPSTREAM_USER_AGENT: `replica-${n}`,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: 'webhooks-test:',
-          CHANGES_POLL_INTERVAL_MS: '500',
-          WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
-          WEBHOOK_SECRET_KEY: SECRET_KEY,
-        }),
-      ),
-    );
+    replicas = await startReplicas(2, emulator.url, redis.url, 'webhooks-test:', {
+      CHANGES_POLL_INTERVAL_MS: '500',
+      WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+      WEBHOOK_SECRET_KEY: SECRET_KEY,
+    });
   }, 60_000);
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.stop()));
@@ -154,22 +144,12 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
   let answer: (reservationNumber: number) => number | 'hold' = () => 204;
 
   const startPair = () =>
-    Promise.all(
-      [1, 2].map((n) =>
-        startReplica({
-          UPSTREAM_BASE_URL: emulator.url,
-          UPSTREAM_KEY: 'demo-key-1001',
-          UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-          UPSTREAM_USER_AGENT: `replica-${n}`,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: PREFIX,
-          CHANGES_POLL_INTERVAL_MS: '500',
-          WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
-          // A claim lasts twice the timeout: the dead replica's lapses after 4 s.
-          WEBHOOK_TIMEOUT_MS: '2000',
-        }),
-      ),
-    );
+    startReplicas(2, emulator.url, redis.url, PREFIX, {
+      CHANGES_POLL_INTERVAL_MS: '500',
+      WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+      // A claim lasts twice the timeout: the dead replica's lapses after 4 s.
+      WEBHOOK_TIMEOUT_MS: '2000',
+    });
 
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
