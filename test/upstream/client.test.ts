@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/gateway.ts';
@@ -265,6 +265,10 @@ describe('faults', () => {
 
   it('opens the circuit when the service is down, fails fast, and probes it back', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
+    // The breaker reads the time from Date (its half-open delay): held still here, so that the six
+    // calls can fail at once and the circuit stays open however long their last retries take to end.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
     emulator.state.faults.set({
       rules: [
         {
@@ -278,10 +282,13 @@ describe('faults', () => {
         },
       ],
     });
-    for (let i = 0; i < 6; i++)
-      await client
-        .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
-        .catch(() => undefined);
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        client
+          .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
+          .catch(() => undefined),
+      ),
+    );
     const sent = emulator.state.log.length;
     const error = await client
       .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 })
@@ -290,7 +297,7 @@ describe('faults', () => {
     expect((error as Error).message).toContain('circuit open');
     expect(emulator.state.log.length).toBe(sent); // failed fast: nothing sent
     emulator.state.faults.clear();
-    await new Promise((r) => setTimeout(r, 400));
+    vi.setSystemTime(Date.now() + 400); // past the breaker's half-open delay (300 ms)
     expect(
       await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 }),
     ).toHaveLength(1);
