@@ -6,7 +6,16 @@ import { createGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
-import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
+import {
+  clientFor,
+  clockUntil,
+  count,
+  emulatorAndClient,
+  LICENSEE_1001,
+  LICENSEE_2002,
+  onFakeClock,
+  settle,
+} from '../helpers/upstream.ts';
 
 let emulator: Emulator;
 let client: UpstreamClient;
@@ -236,6 +245,11 @@ describe('faults', () => {
   });
 
   it('a 429 pauses the licensee for Retry-After and the call is retried', async () => {
+    // On a fake clock (the client made on it), moved on as the service answers: the 2 s pause passes at once.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    await client.close();
+    client = clientFor(emulator, { halfOpenAfterMs: 300 });
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     emulator.state.faults.set({
       rules: [
@@ -252,9 +266,9 @@ describe('faults', () => {
     });
     const throttle = vi.spyOn(client.budget, 'throttle');
     const pending = Promise.all([5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })));
-    while (!emulator.state.log.some((r) => r.status === 429)) await new Promise((r) => setTimeout(r, 10));
+    await clockUntil(() => emulator.state.log.some((r) => r.status === 429));
     emulator.state.faults.clear();
-    const events = await pending;
+    const events = await onFakeClock(pending);
     expect(events.map((e) => e.eventId)).toEqual([5002, 5003]);
     // The emulator's forced 429 says Retry-After: 2; the licensee is paused that long, then retried.
     expect(throttle.mock.calls.map((args) => args[2])).toContain(2_000);

@@ -5,9 +5,11 @@ import type { UpstreamError } from '../../src/upstream/errors.ts';
 import { startGateway } from '../helpers/gateway.ts';
 import {
   clientFor,
+  clockUntil,
   control,
   LICENSEE_1001,
   LICENSEE_2002,
+  onFakeClock,
   requestsTo,
   type StubService,
   settle,
@@ -86,18 +88,6 @@ describe('429 without Retry-After', () => {
   it('after three bare 429s the next query succeeds within 10 s, not after a whole 60 s window', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     onTestFinished(() => void vi.useRealTimers());
-    /** Moves the fake clock on until `done` says so (each step lets the sockets' events run). */
-    const clockUntil = async (done: () => boolean | Promise<boolean>) => {
-      while (!(await done())) await vi.advanceTimersByTimeAsync(50);
-    };
-    const settled = <T>(promise: Promise<T>) => {
-      let over = false;
-      promise.then(
-        () => void (over = true),
-        () => void (over = true),
-      );
-      return () => over;
-    };
     const client = open({ rateWindowMs: 60_000, deadlineMs: 15_000 });
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     await control(emulator, 'variations', { noRetryAfter: true });
@@ -106,9 +96,7 @@ describe('429 without Retry-After', () => {
     await clockUntil(async () => (await requestsTo(emulator, 'getevent')).filter((r) => r.status === 429).length >= 3);
     await control(emulator, 'faults', { rules: [] });
     const started = Date.now();
-    const pending = client.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
-    await clockUntil(settled(pending));
-    const next = await pending;
+    const next = await onFakeClock(client.call(LICENSEE_1001, 'getevent', { eventId: 5003 }));
     expect(next.eventId).toBe(5003);
     expect(Date.now() - started).toBeLessThan(10_000); // within 10 s, not a whole window
     expect((await first).eventId).toBe(5002);
