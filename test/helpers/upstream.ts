@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { vi } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import type { UpstreamAccount } from '../../src/upstream/account.ts';
 import { UpstreamClient, type UpstreamOptions } from '../../src/upstream/client.ts';
@@ -69,6 +70,24 @@ export function busiestWindow(emulator: Emulator, windowMs: number, licensee = '
     most = Math.max(most, end - start + 1);
   }
   return most;
+}
+
+/**
+ * With vitest's fake timers on (`setTimeout`, `clearTimeout`, `Date`, made before the client):
+ * moves the fake clock on in steps of 50 ms until `done` says so, each step letting the sockets'
+ * events run, so that the client's backoffs pass as fast as the service answers.
+ */
+export async function clockUntil(done: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await done())) await vi.advanceTimersByTimeAsync(50);
+}
+
+/** `promise`, once `clockUntil` has moved the fake clock on until it settled. */
+export async function onFakeClock<T>(promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const noted = promise.finally(() => void (settled = true));
+  noted.catch(() => undefined);
+  await clockUntil(() => settled);
+  return promise;
 }
 
 export async function settle<T>(promises: Promise<T>[]) {

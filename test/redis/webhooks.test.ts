@@ -19,18 +19,41 @@ import { verifies } from '../webhooks/standard-webhooks.ts';
 const serverPath = redisServerOrSkip();
 const SECRET_KEY = '5e'.repeat(32);
 
+/*
+ * One Redis, one emulator and one pair of replicas for both groups below: the first leaves the
+ * pair as it found it (its endpoint deleted), the second kills them and starts a new pair.
+ */
+let redis: TestRedis;
+let emulator: Emulator;
+let replicas: Replica[] = [];
+const startPair = () =>
+  startReplicas(2, emulator.url, redis.url, 'webhooks-test:', {
+    CHANGES_POLL_INTERVAL_MS: '500',
+    WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
+    WEBHOOK_SECRET_KEY: SECRET_KEY,
+    // A claim lasts twice the timeout: a dead replica's lapses after 4 s.
+    WEBHOOK_TIMEOUT_MS: '2000',
+  });
+beforeAll(async () => {
+  if (!serverPath) return;
+  redis = await startRedis(serverPath);
+  emulator = await startEmulator({ port: 0, rateLimit: false });
+  replicas = await startPair();
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(replicas.map((replica) => replica.stop()));
+  await emulator?.close();
+  await redis?.close();
+});
+
 describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
-  let redis: TestRedis;
-  let emulator: Emulator;
-  let replicas: Replica[] = [];
+  let endpointId: string | undefined;
   let receiver: ReturnType<typeof createServer>;
   let receiverUrl: string;
   const received: { reservationNumber: number; webhookId: string; headers: Record<string, string>; body: string }[] =
     [];
 
   beforeAll(async () => {
-    redis = await startRedis(serverPath!);
-    emulator = await startEmulator({ port: 0, rateLimit: false });
     receiver = createServer(async (request, response) => {
       const body = await readBody(request);
       const message = JSON.parse(body) as { data: { reservationNumber: number } };
@@ -44,17 +67,17 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    replicas = await startReplicas(2, emulator.url, redis.url, 'webhooks-test:', {
-      CHANGES_POLL_INTERVAL_MS: '500',
-      WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
-      WEBHOOK_SECRET_KEY: SECRET_KEY,
-    });
-  }, 60_000);
+  });
   afterAll(async () => {
-    await Promise.all(replicas.map((replica) => replica.stop()));
+    // The pair goes on to the next group: its endpoint (and the deliveries queued for it) goes.
+    if (endpointId !== undefined) {
+      const deleted = await post(
+        replicas[0]!.url,
+        `mutation { deleteWebhookEndpoint(id: "${endpointId}") { deletedId userErrors { message } } }`,
+      );
+      expect(deleted.body.data).toEqual({ deleteWebhookEndpoint: { deletedId: endpointId, userErrors: [] } });
+    }
     await new Promise<void>((resolve) => receiver?.close(() => resolve()));
-    await emulator?.close();
-    await redis?.close();
   });
 
   const exec = async (replica: Replica, query: string) => {
@@ -77,6 +100,7 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     const { endpoint, secret } = (
       created.data as { createWebhookEndpoint: { endpoint: { id: string }; secret: string } }
     ).createWebhookEndpoint;
+    endpointId = endpoint.id;
     const record = await redis.client().hget('webhooks-test:webhooks:endpoints', endpoint.id);
     expect(record).toContain('aes256gcm:');
     expect(record).not.toContain(secret.slice('whsec_'.length));
@@ -133,27 +157,13 @@ function processWithPort(port: number, pids: readonly number[]): number | undefi
  * wait for their retry, and two new ones on the same Redis send them: nothing is lost.
  */
 describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
-  const PREFIX = 'webhooks-kill:';
-  let redis: TestRedis;
-  let emulator: Emulator;
-  let replicas: Replica[] = [];
   let receiver: ReturnType<typeof createServer>;
   let receiverUrl: string;
   const received: { reservationNumber: number; webhookId: string; port: number }[] = [];
   /** How the receiver answers a delivery: a status, or 'hold' (no answer until the sender goes away). */
   let answer: (reservationNumber: number) => number | 'hold' = () => 204;
 
-  const startPair = () =>
-    startReplicas(2, emulator.url, redis.url, PREFIX, {
-      CHANGES_POLL_INTERVAL_MS: '500',
-      WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
-      // A claim lasts twice the timeout: the dead replica's lapses after 4 s.
-      WEBHOOK_TIMEOUT_MS: '2000',
-    });
-
   beforeAll(async () => {
-    redis = await startRedis(serverPath!);
-    emulator = await startEmulator({ port: 0, rateLimit: false });
     receiver = createServer(async (request, response) => {
       const body = await readBody(request);
       const message = JSON.parse(body) as { data: { reservationNumber: number } };
@@ -168,14 +178,13 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    replicas = await startPair();
-  }, 60_000);
+  });
   afterAll(async () => {
+    // Stopped first: a replica stopping mid-delivery is not left waiting for the closed receiver.
     await Promise.all(replicas.map((replica) => replica.stop()));
+    replicas = [];
     receiver?.closeAllConnections();
     await new Promise<void>((resolve) => receiver?.close(() => resolve()));
-    await emulator?.close();
-    await redis?.close();
   });
 
   const of = (reservationNumber: number) => received.filter((got) => got.reservationNumber === reservationNumber);

@@ -1,12 +1,21 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { createGateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
-import { clientFor, count, emulatorAndClient, LICENSEE_1001, LICENSEE_2002, settle } from '../helpers/upstream.ts';
+import {
+  clientFor,
+  clockUntil,
+  count,
+  emulatorAndClient,
+  LICENSEE_1001,
+  LICENSEE_2002,
+  onFakeClock,
+  settle,
+} from '../helpers/upstream.ts';
 
 let emulator: Emulator;
 let client: UpstreamClient;
@@ -236,6 +245,11 @@ describe('faults', () => {
   });
 
   it('a 429 pauses the licensee for Retry-After and the call is retried', async () => {
+    // On a fake clock (the client made on it), moved on as the service answers: the 2 s pause passes at once.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    await client.close();
+    client = clientFor(emulator, { halfOpenAfterMs: 300 });
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     emulator.state.faults.set({
       rules: [
@@ -252,9 +266,9 @@ describe('faults', () => {
     });
     const throttle = vi.spyOn(client.budget, 'throttle');
     const pending = Promise.all([5002, 5003].map((eventId) => client.call(LICENSEE_1001, 'getevent', { eventId })));
-    while (!emulator.state.log.some((r) => r.status === 429)) await new Promise((r) => setTimeout(r, 10));
+    await clockUntil(() => emulator.state.log.some((r) => r.status === 429));
     emulator.state.faults.clear();
-    const events = await pending;
+    const events = await onFakeClock(pending);
     expect(events.map((e) => e.eventId)).toEqual([5002, 5003]);
     // The emulator's forced 429 says Retry-After: 2; the licensee is paused that long, then retried.
     expect(throttle.mock.calls.map((args) => args[2])).toContain(2_000);
@@ -265,6 +279,10 @@ describe('faults', () => {
 
   it('opens the circuit when the service is down, fails fast, and probes it back', async () => {
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
+    // The breaker reads the time from Date (its half-open delay): held still here, so that the six
+    // calls can fail at once and the circuit stays open however long their last retries take to end.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
     emulator.state.faults.set({
       rules: [
         {
@@ -278,10 +296,13 @@ describe('faults', () => {
         },
       ],
     });
-    for (let i = 0; i < 6; i++)
-      await client
-        .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
-        .catch(() => undefined);
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        client
+          .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_001 + i })
+          .catch(() => undefined),
+      ),
+    );
     const sent = emulator.state.log.length;
     const error = await client
       .call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 })
@@ -290,7 +311,7 @@ describe('faults', () => {
     expect((error as Error).message).toContain('circuit open');
     expect(emulator.state.log.length).toBe(sent); // failed fast: nothing sent
     emulator.state.faults.clear();
-    await new Promise((r) => setTimeout(r, 400));
+    vi.setSystemTime(Date.now() + 400); // past the breaker's half-open delay (300 ms)
     expect(
       await client.call(LICENSEE_1001, 'getreservation', { eventId: 5002, reservationNumber: 760_100 }),
     ).toHaveLength(1);

@@ -1,13 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import type { UpstreamError } from '../../src/upstream/errors.ts';
 import { startGateway } from '../helpers/gateway.ts';
 import {
   clientFor,
+  clockUntil,
   control,
   LICENSEE_1001,
   LICENSEE_2002,
+  onFakeClock,
   requestsTo,
   type StubService,
   settle,
@@ -80,27 +82,21 @@ describe('breaker deadlock', () => {
 });
 
 describe('429 without Retry-After', () => {
-  // Over real HTTP, so it sleeps through the real 1 + 2 + 4 s backoff; the
-  // backoff itself (1 s, 2 s, 4 s, one probe at a time) is pinned on a fake clock in budget.test.ts.
+  // Over real HTTP, on a fake clock: the client's timers and its clock (Date) move on in steps of
+  // 50 ms as fast as the service answers, so the 1 + 2 + 4 s backoff passes without the real wait.
+  // The backoff itself (1 s, 2 s, 4 s, one probe at a time) is pinned in budget.test.ts.
   it('after three bare 429s the next query succeeds within 10 s, not after a whole 60 s window', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
     const client = open({ rateWindowMs: 60_000, deadlineMs: 15_000 });
     await client.call(LICENSEE_1001, 'getevent', { eventId: 5001 });
     await control(emulator, 'variations', { noRetryAfter: true });
     await control(emulator, 'faults', { rules: [{ endpoint: 'getevent', rateLimitRate: 1 }] });
     const first = client.call(LICENSEE_1001, 'getevent', { eventId: 5002 });
-    await vi.waitFor(
-      async () =>
-        expect((await requestsTo(emulator, 'getevent')).filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(
-          3,
-        ),
-      {
-        timeout: 12_000,
-        interval: 50,
-      },
-    );
+    await clockUntil(async () => (await requestsTo(emulator, 'getevent')).filter((r) => r.status === 429).length >= 3);
     await control(emulator, 'faults', { rules: [] });
     const started = Date.now();
-    const next = await client.call(LICENSEE_1001, 'getevent', { eventId: 5003 });
+    const next = await onFakeClock(client.call(LICENSEE_1001, 'getevent', { eventId: 5003 }));
     expect(next.eventId).toBe(5003);
     expect(Date.now() - started).toBeLessThan(10_000); // within 10 s, not a whole window
     expect((await first).eventId).toBe(5002);
