@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { treeCpuMs } from './compare/cpu.ts';
-import { type Emulator, served, startEmulator } from './compare/emulator.ts';
+import { type Emulator, type LoggedRequest, served, startEmulator } from './compare/emulator.ts';
 import { type GrowthRow, growthTable } from './compare/growth-table.ts';
 import { benchEvent, benchKey, benchLicensee } from './compare/licensees-emulator.ts';
 import { replaceSection } from './compare/markdown.ts';
@@ -42,9 +42,10 @@ import { machine, type Started, stop } from './lib.ts';
  * points) shorten it.
  */
 
-const list = (text: string) => text.split(',').map(Number);
+/** Comma-separated points; empty leaves the series out. */
+const list = (text: string) => (text.trim() ? text.split(',').map(Number) : []);
 const LICENSEES = list(process.env.BENCH_GROWTH_LICENSEES ?? '1,10,100');
-const REQUESTS = Number(process.env.BENCH_GROWTH_REQUESTS ?? 6000);
+const REQUESTS = Number(process.env.BENCH_GROWTH_REQUESTS ?? 3000);
 const SUBSCRIBERS = list(process.env.BENCH_GROWTH_SUBSCRIBERS ?? '100,1000,10000');
 const IDLE_S = Number(process.env.BENCH_GROWTH_IDLE_S ?? 15);
 const PAGES = list(process.env.BENCH_GROWTH_PAGES ?? '1,10,26');
@@ -78,12 +79,27 @@ async function withGateway<T>(
   }
 }
 
+/** Upstream calls by endpoint, 429 answers aside. */
+function byEndpoint(log: readonly LoggedRequest[]): Record<string, number> {
+  const calls: Record<string, number> = {};
+  for (const r of log) if (r.status !== 429) calls[r.endpoint] = (calls[r.endpoint] ?? 0) + 1;
+  return calls;
+}
+
+const endpointList = (calls: Record<string, number>) =>
+  Object.entries(calls)
+    .map(([endpoint, n]) => `${endpoint} ${n}`)
+    .join(', ');
+
 interface LicenseePoint {
   rssMiB: number;
   rssGrowthMiB: number;
   cpuMsPerOp: number;
   callsPerOp: number;
   authenticates: number;
+  /** Upstream calls by endpoint. */
+  endpoints: Record<string, number>;
+  seconds: number;
   failed: number;
 }
 
@@ -138,6 +154,7 @@ async function licenseePoint(licensees: number, dir: string): Promise<LicenseePo
       ],
     });
     const cpuMs = treeCpuMs(pid) - cpuFrom;
+    const seconds = (Date.now() - from) / 1000;
     await sleep(500);
     const log = await emulator.requestsSince(from);
     const operations = result.requests.total;
@@ -148,6 +165,8 @@ async function licenseePoint(licensees: number, dir: string): Promise<LicenseePo
       cpuMsPerOp: cpuMs / operations,
       callsPerOp: served(log) / operations,
       authenticates: log.filter((r) => r.endpoint === 'authenticate').length,
+      endpoints: byEndpoint(log),
+      seconds,
       failed: operations - outcomes.ok + result.errors + result.timeouts,
     };
   });
@@ -179,7 +198,7 @@ async function subscriberPoint(subscribers: number): Promise<SubscriberPoint> {
     });
     return {
       rssMiB: f.rssSubscribedMiB,
-      rssGrowthMiB: f.rssSubscribedMiB - f.rssReadyMiB,
+      rssGrowthMiB: f.rssSubscribedMiB - f.rssFeedsMiB,
       idleCpuPercent: f.idleCpuPercent,
       idleCallsPerMin: f.idleCallsPerMin,
       accepted: f.accepted,
@@ -216,8 +235,7 @@ async function walkPoint(pages: number): Promise<WalkPoint> {
     const peakRssMiB = rss.stop();
     await sleep(500);
     const log = (await emulator.requestsSince(from)).filter((r) => r.endpoint !== 'authenticate');
-    const endpoints: Record<string, number> = {};
-    for (const r of log) if (r.status !== 429) endpoints[r.endpoint] = (endpoints[r.endpoint] ?? 0) + 1;
+    const endpoints = byEndpoint(log);
     return {
       records,
       ms,
@@ -283,7 +301,7 @@ try {
     },
   );
   notes.push(
-    `Licensees: authenticates ${licenseePoints.map((p) => p.authenticates).join(' / ')}; reads not answered with data ${licenseePoints.map((p) => p.failed).join(' / ')}.`,
+    `Licensees: the load took ${licenseePoints.map((p) => p.seconds.toFixed(1)).join(' / ')} s; upstream calls by endpoint ${licenseePoints.map((p) => endpointList(p.endpoints)).join(' / ')}; reads not answered with data ${licenseePoints.map((p) => p.failed).join(' / ')}.`,
   );
 
   loadFrom = load();
@@ -299,12 +317,12 @@ try {
   rows.push(
     {
       series: subscriberSeries,
-      figure: 'RSS with all subscribed (MiB; + beyond ready)',
+      figure: 'RSS with all subscribed (MiB; + beyond one subscriber per event)',
       inputs: SUBSCRIBERS,
       figures: subscriberPoints.map((p) => p.rssMiB),
       added: subscriberPoints.map((p) => p.rssGrowthMiB),
       digits: 0,
-      why: 'each subscriber holds a socket or an SSE response, a graphql-ws or SSE session and its operation’s state; the three feeds (one per event) are paid once',
+      why: 'each subscriber holds a socket or an SSE response, a graphql-ws or SSE session and its operation’s state; the three feeds (one per event, their baseline reads) are paid once, before the "+"',
       load: subscriberLoad,
     },
     {
@@ -380,15 +398,7 @@ try {
       load: walkLoad,
     },
   );
-  notes.push(
-    `S5 walks' upstream calls by endpoint: ${walkPoints
-      .map((p) =>
-        Object.entries(p.endpoints)
-          .map(([e, n]) => `${e} ${n}`)
-          .join(', '),
-      )
-      .join(' / ')}.`,
-  );
+  notes.push(`S5 walks' upstream calls by endpoint: ${walkPoints.map((p) => endpointList(p.endpoints)).join(' / ')}.`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -409,12 +419,14 @@ polling, the emulator's real 240/min limit), ${IDLE_S} s idle, one booking per e
 ${EVENT}, 1000 a request, one after the other, the first ${PAGES.join(', ')} pages (no demo event holds
 exactly 10,000 reservations: 10 pages of event ${EVENT} are), after one page of event ${WARM_EVENT}.
 RSS and CPU of the gateway's process tree from \`/proc\`; upstream calls from the emulator's log.
-The shape is computed from the first and the last point: k of figure ∝ input^k (below 0.15 flat, up
-to 0.85 sub-linear, up to 1.15 linear, above worse than linear); for RSS, from the part the input
-adds (the "+": beyond the gateway's RSS at ready, or before the walk). Load average (1 min) at the start and the end of each series
+The shape is computed from the figures (\`bench/compare/growth-table.ts\`): flat when the figure at the
+largest input is at most 25 % above the smallest's; otherwise by the marginal cost, the slope of the
+last segment over the first's: 0.5 to 2 linear, more worse than linear (x² gives 10 over 1 / 10 /
+100), less sub-linear; for RSS, from the part the input adds (the "+": beyond the gateway's RSS at
+ready, beyond one subscriber per event, or beyond the RSS before the walk). Load average (1 min) at the start and the end of each series
 beside it: the machine is shared. The whole run took ${minutes.toFixed(1)} min.
 
-${growthTable(rows)}
+${growthTable(rows.filter((r) => r.inputs.length > 0))}
 
 ${notes.join(' ')}
 

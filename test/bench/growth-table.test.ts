@@ -1,55 +1,59 @@
 import { describe, expect, it } from 'vitest';
-import { growthExponent, growthTable, shapeCell, shapeOf } from '../../bench/compare/growth-table.ts';
+import { growthOf, growthTable, shapeCell } from '../../bench/compare/growth-table.ts';
 import { addBenchLicensees, benchEvent, benchKey, benchLicensee } from '../../bench/compare/licensees-emulator.ts';
 import { replaceSection } from '../../bench/compare/markdown.ts';
 import { EmulatorState } from '../../src/emulator/state.ts';
 
 describe('the shape of a growth curve', () => {
-  it('is the exponent between the first and the last point', () => {
-    expect(growthExponent([1, 10, 100], [5, 5, 5])).toBe(0);
-    expect(growthExponent([1, 10, 100], [2, 20, 200])).toBeCloseTo(1);
-    expect(growthExponent([1, 10, 100], [1, 100, 10_000])).toBeCloseTo(2);
-    expect(growthExponent([100, 1000, 10_000], [90, 91, 90])).toBeCloseTo(0);
+  const inputs = [1, 10, 100];
+
+  it('is flat while the figure at the largest input stays within 25 % of the smallest, falling included', () => {
+    expect(growthOf(inputs, [90, 91, 90])).toEqual({ shape: 'flat' });
+    expect(growthOf(inputs, [80, 66, 30])).toEqual({ shape: 'flat' });
+    expect(growthOf(inputs, [100, 110, 124])).toEqual({ shape: 'flat' });
   });
 
-  it('names it flat, sub-linear, linear or worse than linear', () => {
-    expect(shapeOf(-0.1)).toBe('flat');
-    expect(shapeOf(0.1)).toBe('flat');
-    expect(shapeOf(0.5)).toBe('sub-linear');
-    expect(shapeOf(0.9)).toBe('linear');
-    expect(shapeOf(1.1)).toBe('linear');
-    expect(shapeOf(1.5)).toBe('worse than linear');
+  it('is linear when one more unit costs about the same at both ends, however large the constant part', () => {
+    expect(growthOf(inputs, [2, 20, 200])).toEqual({ shape: 'linear', slopeRatio: 1 });
+    expect(growthOf(inputs, [1010, 1100, 2000])).toMatchObject({ shape: 'linear' });
+    // S5's calls: a page read ahead at 1,000 records, one per page after.
+    expect(growthOf([1000, 10_000, 25_600], [2, 13, 27]).shape).toBe('linear');
   });
 
-  it('names none when an end is at zero or below, rather than divide by it', () => {
-    expect(growthExponent([1, 100], [0, 3])).toBeUndefined();
-    expect(growthExponent([1, 100], [-2, 3])).toBeUndefined();
-    expect(shapeCell({ inputs: [1, 100], figures: [0, 3] })).toBe('n/a (a figure at 0)');
+  it('is worse than linear when the last segment costs more per unit, sub-linear when less', () => {
+    expect(growthOf(inputs, [1, 100, 10_000])).toMatchObject({ shape: 'worse than linear' });
+    expect(growthOf(inputs, [1, Math.sqrt(10), 10])).toMatchObject({ shape: 'sub-linear' });
+    expect(growthOf(inputs, [10, 9, 50])).toEqual({ shape: 'worse than linear' });
+  });
+
+  it('needs three points to name one', () => {
+    expect(shapeCell({ inputs: [1, 100], figures: [1, 3] })).toBe('n/a (three points needed)');
   });
 
   it('takes the shape of an RSS from the part the input adds, not from the whole', () => {
-    // 100 MiB at ready: the whole grows 110 → 200 (k 0.13, "flat"); what the input adds, 10 → 100, is linear.
-    const row = { inputs: [1, 10], figures: [110, 200], added: [10, 100] };
-    expect(shapeCell(row)).toBe('linear (k 1.00)');
+    // 100 MiB at ready, noisy: the whole falls then rises (230, 146, 399); what the input adds is linear.
+    const row = { inputs: [100, 1000, 10_000], figures: [230, 146, 399], added: [2, 20, 200] };
+    expect(shapeCell(row)).toBe('linear (slope ×1.00)');
+    expect(shapeCell({ ...row, added: undefined })).toBe('worse than linear');
   });
 
   it('prints a row per figure with its load average', () => {
     const table = growthTable([
       {
-        series: 'licensees (1 / 100)',
+        series: 'licensees (1 / 10 / 100)',
         figure: 'RSS (MiB; + beyond ready)',
-        inputs: [1, 100],
-        figures: [110, 200],
-        added: [10, 100],
+        inputs: [1, 10, 100],
+        figures: [110, 120, 400],
+        added: [10, 20, 300],
         digits: 0,
         why: 'per licensee state',
         load: [1.5, 2.25],
       },
     ]);
     expect(table.split('\n')).toEqual([
-      '| series | figure | at each input | shape (figure ∝ input^k) | why | load average |',
+      "| series | figure | at each input | shape (last segment's slope over the first's) | why | load average |",
       '|---|---|---|---|---|---|',
-      '| licensees (1 / 100) | RSS (MiB; + beyond ready) | 110 (+10) / 200 (+100) | sub-linear (k 0.50) | per licensee state | 1.50 → 2.25 |',
+      '| licensees (1 / 10 / 100) | RSS (MiB; + beyond ready) | 110 (+10) / 120 (+20) / 400 (+300) | worse than linear (slope ×2.80) | per licensee state | 1.50 → 2.25 |',
     ]);
   });
 });
