@@ -22,12 +22,17 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-export async function startEmulator({ rateLimit }: { rateLimit: boolean }): Promise<Emulator> {
-  const started = await startProcess('src/emulator/main.ts', [
-    '--port',
-    '0',
-    ...(rateLimit ? [] : ['--no-rate-limit']),
-  ]);
+/** With `benchLicensees`, the emulator of bench/compare/licensees-emulator.ts (no rate limit) with that many licensees more. */
+export async function startEmulator({
+  rateLimit,
+  benchLicensees,
+}: {
+  rateLimit: boolean;
+  benchLicensees?: number;
+}): Promise<Emulator> {
+  const started = benchLicensees
+    ? await startProcess('bench/compare/licensees-emulator.ts', ['--licensees', String(benchLicensees)])
+    : await startProcess('src/emulator/main.ts', ['--port', '0', ...(rateLimit ? [] : ['--no-rate-limit'])]);
   const url = started.url;
   let token: Promise<string> | undefined;
   return {

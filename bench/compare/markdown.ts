@@ -1,4 +1,4 @@
-/** Writing the compare section into docs/benchmarks.md between its markers, leaving the rest as it is. */
+/** Writing a benchmark's section into docs/benchmarks.md between its markers, leaving the rest as it is. */
 
 export const START = '<!-- compare:start -->';
 export const END = '<!-- compare:end -->';
@@ -8,18 +8,35 @@ export const END = '<!-- compare:end -->';
  * "## Side by side" heading (adding the heading only if the document lacks it).
  */
 export function replaceBetweenMarkers(doc: string, section: string): string {
-  const block = `${START}\n${section.trim()}\n${END}`;
-  const start = doc.indexOf(START);
-  const end = doc.indexOf(END);
-  if (start !== -1 && end > start) return doc.slice(0, start) + block + doc.slice(end + END.length);
+  return replaceSection(doc, { name: 'compare', start: START, end: END, heading: 'Side by side' }, section);
+}
+
+/** A section of docs/benchmarks.md a benchmark writes: its two markers and the heading it goes under. */
+export interface SectionMarkers {
+  name: string;
+  start: string;
+  end: string;
+  heading: string;
+}
+
+/**
+ * Replaces what lies between `markers.start` and `markers.end` with `section`; without them, puts
+ * them under the `## heading` (appending the heading only if the document lacks it).
+ */
+export function replaceSection(doc: string, markers: SectionMarkers, section: string): string {
+  const { start: open, end: close } = markers;
+  const block = `${open}\n${section.trim()}\n${close}`;
+  const start = doc.indexOf(open);
+  const end = doc.indexOf(close);
+  if (start !== -1 && end > start) return doc.slice(0, start) + block + doc.slice(end + close.length);
   if (start !== -1 || end !== -1)
-    throw new Error(`docs/benchmarks.md has one compare marker without the other: fix it by hand`);
-  const heading = /^## Side by side[ \t]*$/m.exec(doc);
+    throw new Error(`docs/benchmarks.md has one ${markers.name} marker without the other: fix it by hand`);
+  const heading = new RegExp(`^## ${markers.heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \t]*$`, 'm').exec(doc);
   if (heading) {
     const at = heading.index + heading[0].length;
     return `${doc.slice(0, at)}\n\n${block}\n${doc.slice(at).replace(/^\n+/, '\n')}`;
   }
-  return `${doc.replace(/\n*$/, '')}\n\n## Side by side\n\n${block}\n`;
+  return `${doc.replace(/\n*$/, '')}\n\n## ${markers.heading}\n\n${block}\n`;
 }
 
 /** A scenario's part of the compare section, between markers of its own, so that a run of some scenarios replaces theirs alone. */

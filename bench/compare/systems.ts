@@ -30,14 +30,19 @@ const READY = /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/;
  * Our gateway, configured as bench/gateway.ts does. The one place that says how it starts (the lead
  * switches it to the built dist/ here).
  */
-/** Ours as `npm start` runs it: dist/ (rebuilt first when stale), in the process that is measured. */
+/**
+ * Ours as `npm start` runs it: dist/ (rebuilt first when stale), in the process that is measured;
+ * as licensee 1001 unless `env` sets LICENSEES_FILE (whose licensees then bring their own keys).
+ */
 export function startOurs(env: Record<string, string>): Promise<Started> {
+  const licensee: Record<string, string> = env.LICENSEES_FILE
+    ? {}
+    : { UPSTREAM_KEY: 'demo-key-1001', UPSTREAM_SYSTEM_IDENTIFIER: '1001' };
   return startCommand(['scripts/start.mjs'], {
     env: {
       PORT: '0',
       OPS_PORT: '0',
-      UPSTREAM_KEY: 'demo-key-1001',
-      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+      ...licensee,
       ...QUIET,
       ...env,
     },
