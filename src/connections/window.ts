@@ -162,21 +162,6 @@ export function resolveWindow<T>(
     const following = pageOf(end);
     let mayReadAhead = false;
     let readingAhead: Promise<Page<T>> | undefined;
-    /** Reads the page after the window, once; `followingRead` says whether it has arrived yet. */
-    let followingRead: 'pending' | 'full' | 'short' | 'failed' = 'pending';
-    function readFollowing(): Promise<Page<T>> {
-      readingAhead ??= source.page(following).then(
-        (page) => {
-          followingRead = page.length === UPSTREAM_PAGE ? 'full' : 'short';
-          return page;
-        },
-        (error: unknown) => {
-          followingRead = 'failed';
-          throw error;
-        },
-      );
-      return readingAhead;
-    }
     if (before !== undefined)
       hasNextPage = true; // the record of `before` follows
     else if (last !== undefined && first === undefined)
@@ -189,7 +174,7 @@ export function resolveWindow<T>(
       // the page count would cost, and tells the key of the record that follows, which the end
       // cursor then carries so that the next window need not read this window's last page again.
       mayReadAhead = true;
-      hasNextPage = lazy(async () => (await readFollowing()).length > end % UPSTREAM_PAGE);
+      hasNextPage = lazy(async () => (await (readingAhead ??= source.page(following))).length > end % UPSTREAM_PAGE);
     }
 
     const edges: Edge<T>[] = stretch.records.map((record) => new LazyEdge(source, stretch.pages, record));
@@ -207,16 +192,13 @@ export function resolveWindow<T>(
       // A forward walk's next window starts on the page after this one: read it ahead, in the
       // background, without delaying this answer. A walk is recognised by its `after`: a window from
       // the start of the list (a first screen, read again and again) spends no call on a next page
-      // nobody may ask for. When `hasNextPage` reads it for this operation, the page after that is
-      // the next window's `hasNextPage`: read at once while this one is still on its way, so that
-      // two pages are in flight and the next window waits for neither (a walk's pages then arrive
-      // at the service's pace, not one round trip after the other); once this one has arrived, only
-      // if it is full. So a walk reads at most one page past its end (an empty one, when the list's
-      // last page was still on its way). Each page is still read once: the next window finds it
-      // kept, or joins the read in flight.
-      void afterSiblingFields().then(() => {
-        if (!readingAhead) readAhead(following);
-        else if (followingRead === 'pending' || followingRead === 'full') readAhead(following + 1);
+      // nobody may ask for. When `hasNextPage` reads it for this operation,
+      // the page after that (if this one is full) is the next window's `hasNextPage`. Each page is
+      // still read once: the next window finds it kept, or joins the read in flight.
+      void afterSiblingFields().then(async () => {
+        if (!readingAhead) return readAhead(following);
+        const page = await readingAhead.catch(() => undefined);
+        if (page?.length === UPSTREAM_PAGE) readAhead(following + 1);
       });
     }
     const pageInfo = {
