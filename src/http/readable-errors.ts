@@ -32,7 +32,8 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
       else if (!(Symbol.asyncIterator in result)) setResult(readable(result));
     },
     onResponse({ response, setResponse, fetchAPI }) {
-      if (response.body !== null) return;
+      // The status first: reading `body` makes a stream of the answer (a copy of its text as a Buffer).
+      if ((response.status !== 415 && response.status !== 406) || response.body !== null) return;
       if (response.status === 415) {
         const message =
           'Unsupported Media Type: send a POST with Content-Type: application/json and a body like ' +

@@ -25,7 +25,12 @@ export function useCacheControl(cache: ResponseCache): Plugin {
   const lifetimes = new WeakMap<Request, number[]>();
   /** Operations (their contexts) that are not a query: never kept whatever their result. */
   const notQueries = new WeakSet<object>();
+  /** Each request's path, from the URL Yoga parsed (a request refused before this plugin has none). */
+  const paths = new WeakMap<Request, string>();
   return {
+    onRequest({ request, url }) {
+      paths.set(request, url.pathname);
+    },
     onExecute({ args }) {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'query')
         notQueries.add(args.contextValue as object);
@@ -42,7 +47,7 @@ export function useCacheControl(cache: ResponseCache): Plugin {
     },
     onResponse({ request, response }) {
       // Replaces Yoga's `no-cache` of event streams: `no-store` says more, and holds for a proxy too.
-      if (!isGraphqlAnswer(request, response)) return;
+      if (!isGraphqlAnswer(request, response, paths.get(request))) return;
       const list = lifetimes.get(request) ?? [];
       const seconds = response.status === 200 && list.length > 0 ? Math.floor(Math.min(...list) / 1000) : 0;
       response.headers.set('cache-control', seconds > 0 ? `private, max-age=${seconds}` : 'no-store, max-age=0');
@@ -58,9 +63,9 @@ function storable(result: unknown): boolean {
 }
 
 /** The answers of /graphql (JSON, GraphQL over HTTP's media type, a stream), not GraphiQL's page. */
-function isGraphqlAnswer(request: Request, response: Response): boolean {
+function isGraphqlAnswer(request: Request, response: Response, path: string | undefined): boolean {
   const type = response.headers.get('content-type') ?? '';
-  return /json|event-stream|multipart\/mixed/.test(type) && new URL(request.url).pathname === GRAPHQL_PATH;
+  return /json|event-stream|multipart\/mixed/.test(type) && (path ?? new URL(request.url).pathname) === GRAPHQL_PATH;
 }
 
 const GRAPHQL_PATH = '/graphql';
