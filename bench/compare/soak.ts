@@ -154,14 +154,22 @@ function reservationNumberOf(payload: unknown): number | undefined {
     ?.reservationChanged?.reservation?.reservationNumber;
 }
 
-/** The changes of its event a subscriber is owed: sent after it was accepted, answered before it left or ended. */
+/**
+ * The changes of its event a subscriber is owed: sent after it was accepted, answered before it left
+ * or ended. Before: a booking answered in the very millisecond its subscriber began to leave may be
+ * recorded after the leaving subscriber looked at what it is owed. A stream the gateway ended while
+ * its subscriber was leaving (waiting for what it is owed) ended all the same: the subscriber was
+ * told to resume, and is owed nothing answered in the END_GRACE_MS before.
+ */
 export function owedTo(subscriber: SoakSubscriber, bookings: readonly SoakBooking[]): SoakBooking[] {
   if (subscriber.acceptedAt === 0) return [];
-  const until =
-    subscriber.leftAt ?? (subscriber.endedAt === null ? Number.POSITIVE_INFINITY : subscriber.endedAt - END_GRACE_MS);
+  const until = Math.min(
+    subscriber.leftAt ?? Number.POSITIVE_INFINITY,
+    subscriber.endedAt === null ? Number.POSITIVE_INFINITY : subscriber.endedAt - END_GRACE_MS,
+  );
   return bookings.filter(
     (b) =>
-      b.eventId === subscriber.eventId && b.sentAt >= subscriber.acceptedAt + OWED_AFTER_MS && b.answeredAt <= until,
+      b.eventId === subscriber.eventId && b.sentAt >= subscriber.acceptedAt + OWED_AFTER_MS && b.answeredAt < until,
   );
 }
 
