@@ -10,6 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const START_FIRST = [
   'test/redis/replicas.test.ts',
+  'test/redis/soak.test.ts',
   'test/e2e/production-install.test.ts',
   'test/e2e/clients.test.ts',
   'test/e2e/image.test.ts',

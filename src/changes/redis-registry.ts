@@ -19,6 +19,10 @@ import { addFootprints, type FeedFootprint, type FeedMembership, type FeedRegist
  *   within a third of the lease and goes on from the written state: it polls from the last
  *   published modification, and knows every record as the old holder did, so nothing changed in
  *   between is lost and nothing already told is a change again.
+ * - The holder notes when it last published before it publishes: a replica whose first subscriber
+ *   came before its subscription to the topic went live, and the holder published meanwhile,
+ *   catches up with a baseline read from its subscriber's arrival. The holder renews its lease
+ *   through a long baseline read, so no other replica starts one of the same event meanwhile.
  * - While Redis is away, each replica with subscribers polls the feed itself (in its fallback
  *   share of the budget), keeps what it told, and publishes that once it holds the lease again.
  * - A replica tells each change (record and content) to its subscribers once, whichever way it
@@ -149,6 +153,8 @@ export class RedisFeedRegistry implements FeedRegistry {
 }
 
 type Role = 'follower' | 'holder' | 'alone';
+/** What the holder wrote: its feed's state, and when (its clock, ms) it last published changes (-Infinity: never). */
+type WrittenState = FeedState & { published: number };
 type Outcome = 'ready' | 'waiting';
 
 /** One licensee's event on this replica: its subscribers here, and this replica's part in its one poller. */
@@ -181,6 +187,13 @@ class SharedFeed {
   private catchingUp = false;
   /** The topic's messages may have been missed, and no poller of this replica caught up yet. */
   private behind = false;
+  /**
+   * Whether this replica is yet to learn if the holder published before it first listened (and
+   * after its first subscriber came): false once a poller of its own started, or it looked.
+   */
+  private firstListen = true;
+  /** The catch-up starts from when the first subscriber came (what the holder published before this replica first listened). */
+  private behindSinceJoined = false;
   private subscription?: Promise<() => Promise<void>>;
   private over = false;
   private wake?: () => void;
@@ -351,7 +364,7 @@ class SharedFeed {
         // Its own poller went on while Redis was away: what it knows is the newest there is.
         this.dirty = true;
       } else {
-        let state: FeedState | undefined;
+        let state: WrittenState | undefined;
         try {
           state = await this.readState();
         } catch {
@@ -359,15 +372,20 @@ class SharedFeed {
           this.role = 'follower';
           return this.redisFailed();
         }
+        // Published after our first subscriber came, before we listened: known to the state, never
+        // told here. A baseline read from that instant tells it (and knows every record as well).
+        const missedFirst = this.firstListen && state !== undefined && state.published >= this.joinedAt;
         try {
-          await this.startPoller(state ? { resume: state } : this.fromHeard());
+          await this.keepingLease(
+            this.startPoller(state && !missedFirst ? { resume: state } : this.fromHeard(missedFirst)),
+          );
         } catch (error) {
           // The event is unknown, or the service cannot be read: another replica may try.
           this.role = 'follower';
           await this.lease.release().catch(() => false);
           throw error;
         }
-        this.dirty = !state;
+        this.dirty = !state || missedFirst;
       }
     }
     await this.share();
@@ -387,22 +405,29 @@ class SharedFeed {
       this.unshared = [];
       this.handoverFrom = listenedFrom;
     }
+    let fields: (string | null)[];
+    try {
+      fields = await this.redis.commands.hmget(this.stateKey, 'latest', 'published');
+    } catch {
+      return this.redisFailed();
+    }
+    const [latest = null, published = null] = fields;
+    // Listening now, never having polled: what the holder published after our first subscriber came
+    // and before this replica listened never reached it.
+    if (this.firstListen && !this.poller) {
+      this.firstListen = false;
+      if (published !== null && Number(published) >= this.joinedAt) this.behind = this.behindSinceJoined = true;
+    }
     if (missed) this.behind = true;
     if (this.behind) {
       this.handoverFrom = listenedFrom;
       // A catch-up that failed (its baseline read) is tried again at the next step.
       if (!this.poller) await this.catchUp();
-      this.behind = false;
+      this.behind = this.behindSinceJoined = false;
     }
     if (this.poller && this.poller.readBegan() >= this.handoverFrom) {
       this.stopPoller();
       this.unshared = [];
-    }
-    let latest: string | null;
-    try {
-      latest = await this.redis.commands.hget(this.stateKey, 'latest');
-    } catch {
-      return this.redisFailed();
     }
     if (latest === null) return 'waiting';
     this.heard = Math.max(this.heard, Number(latest));
@@ -426,6 +451,8 @@ class SharedFeed {
 
   private async startPoller(from: FeedStart | undefined): Promise<void> {
     if (this.over) return;
+    // Polling from its first subscriber's arrival (or from a state that knows everything published).
+    this.firstListen = false;
     const poller = this.createFeed();
     poller.listen((changes) => this.polled(changes));
     this.poller = poller;
@@ -450,8 +477,8 @@ class SharedFeed {
    * came (a poller that started the moment it began would miss what changed while this replica
    * waited for another's baseline read, which that replica may have stopped before telling).
    */
-  private fromHeard(): FeedStart {
-    return this.heard === -Infinity ? { askedAt: this.joinedAt } : { heardUpTo: this.heard };
+  private fromHeard(sinceJoined = false): FeedStart {
+    return sinceJoined || this.heard === -Infinity ? { askedAt: this.joinedAt } : { heardUpTo: this.heard };
   }
 
   /**
@@ -460,7 +487,7 @@ class SharedFeed {
    * again); else a baseline read from when its first subscriber came.
    */
   private async catchUp(): Promise<void> {
-    if (this.heard === -Infinity) return this.startPoller(this.fromHeard());
+    if (this.behindSinceJoined || this.heard === -Infinity) return this.startPoller(this.fromHeard(true));
     const from = Math.floor(this.heard / 60_000) * 60_000;
     await this.startPoller({ resume: { seen: new Map(), latest: from, baseline: from } });
     this.catchingUp = true;
@@ -481,7 +508,16 @@ class SharedFeed {
     const changes = this.unshared;
     this.unshared = [];
     try {
-      if (changes.length > 0) await this.fanout.publish({ from: this.redis.replicaId, changes });
+      if (changes.length > 0) {
+        // When, first: a replica that listens only from later reads it, and catches up (see `follow`).
+        const kept = 3 * this.settings.leaseMs;
+        await this.redis.commands
+          .multi()
+          .hset(this.stateKey, 'published', Date.now())
+          .pexpire(this.stateKey, kept)
+          .exec();
+        await this.fanout.publish({ from: this.redis.replicaId, changes });
+      }
     } catch {
       this.unshared = changes.concat(this.unshared);
       this.dirty = true;
@@ -512,6 +548,20 @@ class SharedFeed {
     }
   }
 
+  /**
+   * Renews the lease every third of it until `work` (a baseline read, which takes a while on a large
+   * event) ends: `run` renews it only between steps, and a lease that lapsed meanwhile would start
+   * another replica's baseline read of the same event.
+   */
+  private async keepingLease<T>(work: Promise<T>): Promise<T> {
+    const timer = setInterval(() => void this.lease.renew().catch(() => false), this.settings.leaseMs / 3);
+    try {
+      return await work;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   /** Renews the lease, and keeps the written state as long as it. */
   private async renew(): Promise<boolean> {
     if (!(await this.lease.renew())) return false;
@@ -520,19 +570,20 @@ class SharedFeed {
     return true;
   }
 
-  private async readState(): Promise<FeedState | undefined> {
+  private async readState(): Promise<WrittenState | undefined> {
     const results = await this.redis.commands.multi().hgetall(this.stateKey).hgetall(this.seenKey).exec();
     const [state, seen] = (results ?? []).map(([error, value]) => {
       if (error) throw error;
       return value as Record<string, string>;
     });
     if (!state?.latest) return undefined;
+    const published = state.published === undefined ? -Infinity : Number(state.published);
     const records = new Map<number, SeenRecord>();
     for (const [number, value] of Object.entries(seen ?? {})) {
       const [hash = '', cancelled] = value.split('|');
       records.set(Number(number), { hash, cancelled: cancelled === '1' });
     }
-    return { seen: records, latest: Number(state.latest), baseline: Number(state.baseline) };
+    return { seen: records, latest: Number(state.latest), baseline: Number(state.baseline), published };
   }
 
   /** Another replica's changes (this replica's own were told when polled), or its own write's records. */

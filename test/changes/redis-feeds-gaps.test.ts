@@ -53,13 +53,17 @@ class Service {
     return reservationNumber;
   }
 
-  /** The replica's baseline reads wait (after they began) until the returned function fails them. */
-  holdBaselines(replica: string): (error: Error) => void {
-    let fail!: (error: Error) => void;
-    this.held.set(replica, new Promise<void>((_, reject) => (fail = reject)));
+  /**
+   * The replica's baseline reads wait (after they began) until the returned function fails them, or
+   * answers them when called without an error.
+   */
+  holdBaselines(replica: string): (error?: Error) => void {
+    let settle!: { resolve: () => void; reject: (error: Error) => void };
+    this.held.set(replica, new Promise<void>((resolve, reject) => (settle = { resolve, reject })));
     return (error) => {
       this.held.delete(replica);
-      fail(error);
+      if (error) settle.reject(error);
+      else settle.resolve();
     };
   }
 
@@ -98,15 +102,19 @@ class Service {
  */
 function breakable(connection: RedisConnection) {
   let since: number | undefined = Date.now();
+  let subscribing: Promise<void> = Promise.resolve();
   const deafened: RedisConnection = {
     commands: connection.commands,
     prefix: connection.prefix,
     replicaId: connection.replicaId,
     connected: () => connection.connected(),
-    subscribe: (channel, listener) =>
-      connection.subscribe(channel, (message) => {
+    // A subscription goes live only once the test lets it (a busy Redis answers late).
+    subscribe: async (channel, listener) => {
+      await subscribing;
+      return connection.subscribe(channel, (message) => {
         if (since !== undefined) listener(message);
-      }),
+      });
+    },
     publish: (channel, message) => connection.publish(channel, message),
     listeningSince: () => since,
     onReconnect: (listener) => connection.onReconnect(listener),
@@ -116,6 +124,12 @@ function breakable(connection: RedisConnection) {
     connection: deafened,
     deafen: () => void (since = undefined),
     listenAgain: () => void (since = Date.now()),
+    /** Subscriptions asked for from now on go live only when the returned function is called. */
+    holdSubscriptions: () => {
+      let release!: () => void;
+      subscribing = new Promise((resolve) => (release = resolve));
+      return release;
+    },
   };
 }
 
@@ -125,6 +139,7 @@ interface Replica {
   feeds: RedisFeedRegistry;
   deafen(): void;
   listenAgain(): void;
+  holdSubscriptions(): () => void;
 }
 
 describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear is still told', () => {
@@ -154,7 +169,9 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
     const prefix = `gaps${++runs}:`;
     replicas = await Promise.all(
       names.map(async (name) => {
-        const { connection, deafen, listenAgain } = breakable(await openRedis({ url: redis.url, prefix }));
+        const { connection, deafen, listenAgain, holdSubscriptions } = breakable(
+          await openRedis({ url: redis.url, prefix }),
+        );
         const serviceNow = () => service.now();
         const createFeed = () =>
           new ChangeFeed({
@@ -164,7 +181,7 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
             serviceNow,
           });
         const feeds = new RedisFeedRegistry(connection, createFeed, { leaseMs: LEASE_MS });
-        return { name, redis: connection, feeds, deafen, listenAgain };
+        return { name, redis: connection, feeds, deafen, listenAgain, holdSubscriptions };
       }),
     );
   }
@@ -254,6 +271,57 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
 
     expect(told.filter((number) => number === missed)).toHaveLength(1);
     expect(polling()).toEqual(['A']);
+  });
+
+  it('a follower whose subscription went live late tells what the holder published after its first subscriber came', async () => {
+    await start(['A', 'B']);
+    const toldA: number[] = [];
+    await join(replicas[0]!, toldA);
+    await until(() => polling().length === 1, 5_000);
+    // B's first subscriber comes; B's subscription to the topic goes live only later (a busy Redis).
+    const release = replicas[1]!.holdSubscriptions();
+    const told: number[] = [];
+    const second = join(replicas[1]!, told);
+    // Meanwhile A polls and publishes a change made after B's subscriber came: B is not listening yet.
+    const made = service.create();
+    // Published, and written after: A's state knows it.
+    const seenKey = `${replicas[0]!.redis.prefix}changes:${LICENSEE.systemIdentifier}:${EVENT}:seen`;
+    for (let i = 0; !(await replicas[0]!.redis.commands.hexists(seenKey, String(made))); i++) {
+      if (i > 250) throw new Error('A never wrote the change to its state');
+      await pause(20);
+    }
+    expect(toldA).toContain(made);
+    release();
+    const membership = await second;
+    const after = service.create();
+    await until(() => told.includes(made) && told.includes(after), 5_000);
+    // B's catch-up poller stops once it read past the instant it listened from: one poller again.
+    await until(() => polling().length === 1, 5_000);
+
+    expect(told.filter((number) => number === made || number === after).sort()).toEqual([made, after]);
+    expect(polling()).toEqual(['A']);
+    membership.leave();
+  });
+
+  it('a replica that holds a feed keeps its lease through a long baseline read: no second baseline read elsewhere', async () => {
+    await start(['A', 'B']);
+    const answerA = service.holdBaselines('A');
+    const toldA: number[] = [];
+    const first = join(replicas[0]!, toldA);
+    await until(() => polling().includes('A'), 5_000);
+    const told: number[] = [];
+    const second = join(replicas[1]!, told);
+    // Longer than the lease: A's read goes on, and B waits for A's first state rather than reading too.
+    await pause(2 * LEASE_MS);
+    expect(polling()).toEqual(['A']);
+    answerA();
+    await first;
+    const membership = await second;
+    const made = service.create();
+    await until(() => told.includes(made) && toldA.includes(made), 5_000);
+
+    expect(polling()).toEqual(['A']);
+    membership.leave();
   });
 
   it('a connection says since when it listens: not while Redis is away, and from a later instant once back, subscribed again', async () => {
