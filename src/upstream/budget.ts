@@ -5,7 +5,8 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
  * twice the limit through across a window boundary (docs/architecture.md, "Rate budget"). Callers
  * wait in a fair FIFO queue by priority: interactive calls (first pages, counts, lookups) first,
- * then deep pages, then background ones (the change feeds' polling, read-ahead); one whose place in the queue cannot come before its deadline is refused at once with
+ * then deep pages, then background ones (the change feeds' polling, read-ahead), which keep a floor of
+ * the window (BACKGROUND_SHARE) however busy the rest; one whose place in the queue cannot come before its deadline is refused at once with
  * RATE_LIMITED and the time its slot would come, rather than after waiting its deadline out.
  */
 
@@ -93,11 +94,22 @@ const RANK: Record<CallPriority, number> = { interactive: 0, deep: 1, background
  */
 export const HEADROOM_SHARE = 0.8;
 
+/**
+ * The background lane's floor: while interactive calls keep the budget busy, queued background
+ * calls (the change feeds' polls, a subscription's replay) still get up to this share of the
+ * licensee's window, each going ahead of the calls queued behind it. Without it a spent budget
+ * starved the feeds: a change was told a minute late, after its subscriber had gone. At the real
+ * 240 a minute, 21 calls a minute: three events polled at the stretched interval (changes/feed.ts).
+ */
+export const BACKGROUND_SHARE = 0.1;
+
 interface Waiter {
   deadline: number;
   priority: CallPriority;
   /** Served only if a slot is free at once within the headroom share; refused rather than queued. */
   onlyIfFree?: boolean;
+  /** A background call moved ahead within the background lane's floor (BACKGROUND_SHARE). */
+  promoted?: boolean;
   resolve: (slot: string) => void;
   reject: (error: Error) => void;
   /** Fires at the deadline; none for a waiter without one. */
@@ -125,6 +137,8 @@ interface Queue {
   promised: number[];
   /** Asked to pump while a pass was running: it runs once more when that pass ends. */
   repump: boolean;
+  /** When queued background calls were given a slot, within the last window (BACKGROUND_SHARE). */
+  backgroundSends: number[];
 }
 
 /** How many windows ahead callers refused at once are spread over. */
@@ -175,7 +189,7 @@ export class RateBudget {
     return new Promise<string>((resolve, reject) => {
       const waiter: Waiter = { deadline, priority, resolve, reject };
       this.expireAtDeadline(licensee, waiter);
-      const behind = queue.waiters.findIndex((w) => RANK[w.priority] > RANK[priority]);
+      const behind = queue.waiters.findIndex((w) => rankOf(w) > RANK[priority]);
       if (behind < 0) queue.waiters.push(waiter);
       else queue.waiters.splice(behind, 0, waiter);
       void this.pump(licensee);
@@ -287,6 +301,7 @@ export class RateBudget {
           effectiveLimit: this.effectiveLimit,
           promised: [],
           repump: false,
+          backgroundSends: [],
         }),
       );
     return q;
@@ -322,6 +337,7 @@ export class RateBudget {
         // Probing: one call at a time, never a read-ahead; the probe's `finish` pumps again.
         if (queue.probing) this.refuseUnlessFree(queue, now + queue.backoffMs);
         if (queue.probing && queue.probeSlot !== undefined) return;
+        this.promote(queue, now);
         const head = queue.waiters[0];
         if (!head) break;
         const limit = head.onlyIfFree ? this.headroomLimit(queue) : queue.effectiveLimit;
@@ -347,11 +363,32 @@ export class RateBudget {
         }
         clearTimeout(waiter.timer);
         if (queue.probing) queue.probeSlot = slot.slot;
+        if (waiter.priority === 'background' && !waiter.onlyIfFree) queue.backgroundSends.push(now);
         waiter.resolve(slot.slot);
       }
     } finally {
       queue.pumping = false;
       if (queue.repump && queue.waiters.length > 0) void this.pump(licensee);
+    }
+  }
+
+  /**
+   * Moves queued background calls to the front (in arrival order, behind those moved before) while
+   * the background lane has had fewer than its floor of the window's slots, counting those moved.
+   * A moved call is served next, and a call that comes later queues behind it.
+   */
+  private promote(queue: Queue, now: number): void {
+    queue.backgroundSends = queue.backgroundSends.filter((at) => at > now - this.options.windowMs);
+    let ahead = queue.waiters.findIndex((w) => !w.promoted);
+    if (ahead < 0) return;
+    let room = Math.floor(queue.effectiveLimit * BACKGROUND_SHARE) - queue.backgroundSends.length - ahead;
+    for (let at = ahead; room > 0 && at < queue.waiters.length; at++) {
+      const waiter = queue.waiters[at]!;
+      if (waiter.priority !== 'background' || waiter.onlyIfFree || waiter.promoted) continue;
+      waiter.promoted = true;
+      queue.waiters.splice(at, 1);
+      queue.waiters.splice(ahead++, 0, waiter);
+      room--;
     }
   }
 
@@ -406,7 +443,8 @@ export class RateBudget {
     queue.promised = queue.promised.filter((at) => at > now);
     let position = 0;
     for (const waiter of [...queue.waiters]) {
-      const startAt = this.projectedStart(queue, frees, position + queue.promised.length, now);
+      // A moved background call goes ahead of the callers told to come back, too.
+      const startAt = this.projectedStart(queue, frees, position + (waiter.promoted ? 0 : queue.promised.length), now);
       if (startAt <= waiter.deadline) {
         position++;
         continue;
@@ -455,6 +493,11 @@ export class RateBudget {
       w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now)));
     }
   }
+}
+
+/** A waiter's place in the queue's order: a moved background call counts as interactive, ahead of those after it. */
+function rankOf(waiter: Waiter): number {
+  return waiter.promoted ? -1 : RANK[waiter.priority];
 }
 
 function secondsUntil(at: number, now: number): number {

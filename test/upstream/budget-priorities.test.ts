@@ -65,6 +65,57 @@ describe('RateBudget priorities', () => {
     await expect(first).resolves.toEqual(expect.any(String));
   });
 
+  it('keeps the background lane a tenth of the window while interactive calls keep the budget busy: a poll goes ahead of first pages queued before it, up to that floor', async () => {
+    // 20 a window: a floor of 2 background calls a window.
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    const interactive = Array.from(
+      { length: 30 },
+      (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority],
+    );
+    const { started, outcomes } = take(budget, [
+      ...interactive.slice(0, 10),
+      ['poll-1', 'background'],
+      ...interactive.slice(10, 20),
+      ['poll-2', 'background'],
+      ['poll-3', 'background'],
+      ...interactive.slice(20),
+    ]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await Promise.all(outcomes)).toEqual(Array(33).fill(undefined));
+    const pages = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `page-${from + i}`);
+    expect(started).toEqual([
+      // The first window that frees: two polls first (the floor), then the first pages in arrival order.
+      'poll-1',
+      'poll-2',
+      ...pages(1, 18),
+      // The next: the third poll first again, then the rest.
+      'poll-3',
+      ...pages(19, 30),
+    ]);
+  });
+
+  it('gives the background lane no more than its floor: past it, polls wait behind every first page', async () => {
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    const { started, outcomes } = take(budget, [
+      ['poll-1', 'background'],
+      ['poll-2', 'background'],
+      ['poll-3', 'background'],
+      ['poll-4', 'background'],
+      ...Array.from({ length: 10 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
+    ]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all(outcomes);
+    expect(started.slice(0, 14)).toEqual([
+      'poll-1',
+      'poll-2',
+      ...Array.from({ length: 10 }, (_, i) => `page-${i + 1}`),
+      'poll-3',
+      'poll-4',
+    ]);
+  });
+
   describe('a read-ahead (acquireIfFree)', () => {
     it('takes a free slot at once when nothing waits and the budget has headroom', async () => {
       const budget = new RateBudget({ limit: 10, windowMs: 1_000, margin: 0 });
