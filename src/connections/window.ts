@@ -161,7 +161,8 @@ export function resolveWindow<T>(
     // The page holding position `end`, when the window's own pages do not: read only if `hasNextPage` is asked.
     const following = pageOf(end);
     let mayReadAhead = false;
-    let readingAhead: Promise<Page<T>> | undefined;
+    // The page after the window, once read (by `hasNextPage`): in an object of its own, which the read-ahead keeps (readAheadLater).
+    const ahead: ReadingAhead<T> = {};
     if (before !== undefined)
       hasNextPage = true; // the record of `before` follows
     else if (last !== undefined && first === undefined)
@@ -174,7 +175,7 @@ export function resolveWindow<T>(
       // the page count would cost, and tells the key of the record that follows, which the end
       // cursor then carries so that the next window need not read this window's last page again.
       mayReadAhead = true;
-      hasNextPage = lazy(async () => (await (readingAhead ??= source.page(following))).length > end % UPSTREAM_PAGE);
+      hasNextPage = lazy(async () => (await (ahead.page ??= source.page(following))).length > end % UPSTREAM_PAGE);
     }
 
     const edges: Edge<T>[] = stretch.records.map((record) => new LazyEdge(source, stretch.pages, record));
@@ -183,23 +184,18 @@ export function resolveWindow<T>(
       // The record after it is on the page after the window: known only if `hasNextPage` reads it.
       edges[edges.length - 1]!.cursor = lazy(async () => {
         await afterSiblingFields();
-        const page = await readingAhead?.catch(() => undefined); // a failed read-ahead fails hasNextPage, not the cursor
+        const page = await ahead.page?.catch(() => undefined); // a failed read-ahead fails hasNextPage, not the cursor
         return cursorOf(source, page ? new Map([...stretch.pages, [following, page]]) : stretch.pages, lastRecord);
       });
     }
     if (mayReadAhead && after !== undefined && last === undefined && end > start && source.readAhead) {
-      const readAhead = source.readAhead.bind(source);
       // A forward walk's next window starts on the page after this one: read it ahead, in the
       // background, without delaying this answer. A walk is recognised by its `after`: a window from
       // the start of the list (a first screen, read again and again) spends no call on a next page
       // nobody may ask for. When `hasNextPage` reads it for this operation,
       // the page after that (if this one is full) is the next window's `hasNextPage`. Each page is
       // still read once: the next window finds it kept, or joins the read in flight.
-      void afterSiblingFields().then(async () => {
-        if (!readingAhead) return readAhead(following);
-        const page = await readingAhead.catch(() => undefined);
-        if (page?.length === UPSTREAM_PAGE) readAhead(following + 1);
-      });
+      readAheadLater(ahead, following, source.readAhead.bind(source));
     }
     const pageInfo = {
       hasNextPage,
@@ -222,6 +218,24 @@ export function resolveWindow<T>(
     pageInfo: lazy(async () => (await window).pageInfo),
     totalCount: total,
   };
+}
+
+interface ReadingAhead<T> {
+  page?: Promise<Page<T>>;
+}
+
+/**
+ * Reads the page after a window ahead once its sibling fields have started. A function of its own:
+ * a closure in the window's scope would keep the window's context, and through it its records and
+ * edges, until the read-ahead ends, which under load is after the answer has gone (at 50 S4b
+ * connections, 23 windows of 1000 were held so, docs/benchmarks.md).
+ */
+function readAheadLater<T>(ahead: ReadingAhead<T>, following: number, readAhead: (n: number) => void): void {
+  void afterSiblingFields().then(async () => {
+    if (!ahead.page) return readAhead(following);
+    const page = await ahead.page.catch(() => undefined);
+    if (page?.length === UPSTREAM_PAGE) readAhead(following + 1);
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Agent, buildConnector, request } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import { AddressPolicy, AddressRefusedError } from './address-policy.ts';
 
 /**
@@ -58,7 +58,9 @@ export function allowedBy(prefixes: readonly string[], address: string): boolean
 }
 
 export class OutboundClient {
-  private readonly agent: Agent;
+  /** Made with the first request: undici is loaded on first use (transport.ts says why). */
+  private agent?: Promise<Agent>;
+  private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly deadlineMs: number | undefined;
 
@@ -70,16 +72,27 @@ export class OutboundClient {
     private readonly allowed: readonly string[] | AddressPolicy,
     options: OutboundOptions = {},
   ) {
-    const timeoutMs = options.timeoutMs ?? 5_000;
+    this.timeoutMs = options.timeoutMs ?? 5_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 4_096;
     this.deadlineMs = options.deadlineMs;
+  }
+
+  private agentNow(): Promise<Agent> {
+    const { allowed, timeoutMs } = this;
     // undici's Agent follows no redirect unless a redirect interceptor is composed: none is.
-    this.agent = new Agent({
-      connect: allowed instanceof AddressPolicy ? checkedConnector(allowed, timeoutMs) : { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      keepAliveTimeout: 4_000,
-    });
+    this.agent ??= import('undici').then(
+      ({ Agent, buildConnector }) =>
+        new Agent({
+          connect:
+            allowed instanceof AddressPolicy
+              ? checkedConnector(buildConnector, allowed, timeoutMs)
+              : { timeout: timeoutMs },
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          keepAliveTimeout: 4_000,
+        }),
+    );
+    return this.agent;
   }
 
   /** Whether `address` may be called. */
@@ -107,10 +120,12 @@ export class OutboundClient {
         : new OutboundError('the address is not on the allow-list');
     }
     const started = performance.now();
+    const agent = await this.agentNow();
     try {
-      const answer = await request(address, {
+      const answer = await agent.request({
+        origin: new URL(address).origin,
+        path: pathOf(address),
         method: 'POST',
-        dispatcher: this.agent,
         // Exactly application/json: some receivers (Hive Gateway's webhooks) compare the header as a whole.
         headers: { ...headers, 'content-type': 'application/json' },
         body,
@@ -149,15 +164,25 @@ export class OutboundClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await (await this.agent)?.close();
   }
+}
+
+/** An address's path and query, as a dispatcher's `request` takes them. */
+function pathOf(address: string): string {
+  const url = new URL(address);
+  return `${url.pathname}${url.search}`;
 }
 
 /**
  * A connector that applies `policy` again at each connection: an address refused there fails the
  * request before any byte is sent, and a name connects only to the addresses the policy checked.
  */
-function checkedConnector(policy: AddressPolicy, timeoutMs: number): buildConnector.connector {
+function checkedConnector(
+  buildConnector: typeof import('undici').buildConnector,
+  policy: AddressPolicy,
+  timeoutMs: number,
+): buildConnector.connector {
   // undici passes its other options through to net.connect / tls.connect, which take a `lookup`.
   const checked = buildConnector({ timeout: timeoutMs, lookup: policy.lookup } as buildConnector.BuildOptions);
   const exempt = buildConnector({ timeout: timeoutMs });

@@ -82,6 +82,8 @@ export function useLargeResultBulkhead(
           const result = await executeFn(executionArgs);
           if (!isAsyncIterable(result)) {
             release();
+            // Its result is built: the pages its reads decoded are not held while it waits to be written.
+            (executionArgs.contextValue as { calls?: { letGo?: () => void } } | undefined)?.calls?.letGo?.();
             return result;
           }
           // A streamed result holds its reservation until the last part is sent or the client leaves.

@@ -58,6 +58,12 @@ export interface RequestCalls {
   at(path: FieldPath): RequestCalls;
   /** The stale reads recorded since the last take, once each (an incremental answer reports each in the payload that first holds it). */
   takeStale(): StaleRead[];
+  /**
+   * Lets go of what the operation's reads answered (its DataLoaders' caches) once its result is
+   * built: the answer may wait to be written for a while, its context with it, and a page of 1000
+   * records read by the operation is megabytes decoded. A read after this is made again.
+   */
+  letGo(): void;
   /** Whether any read of the operation was answered from a kept copy (the response cache keeps no such answer). */
   servedStale(): boolean;
 }
@@ -117,6 +123,11 @@ class OperationCalls {
       { cacheKeyFn: ([name, params]) => keyOf(name, params) },
     );
     return this.reads;
+  }
+
+  letGo(): void {
+    this.reads = undefined;
+    this.loaders = undefined;
   }
 
   private record(path: FieldPath | undefined, ageMs: number): void {
@@ -179,6 +190,10 @@ class CallsView implements RequestCalls {
 
   servedStale(): boolean {
     return this.operation.staleAges !== undefined && this.operation.staleAges.size > 0;
+  }
+
+  letGo(): void {
+    this.operation.letGo();
   }
 }
 

@@ -9,9 +9,11 @@ import {
   type EndpointName,
   type ParamsOf,
   type ResultOf,
+  schemasOf,
   versionOf,
 } from './endpoints.ts';
 import { AttemptFailure, UpstreamError } from './errors.ts';
+import { KeptPage } from './kept-page.ts';
 import { budgetLayer } from './layers/budget.ts';
 import { retryLayer } from './layers/retry-and-breaker.ts';
 import { SharedReads } from './layers/shared-reads.ts';
@@ -119,11 +121,22 @@ export class UpstreamClient {
     const breaker = (this.breaker = createBreaker(options.halfOpenAfterMs));
     // An answer's length as received: what the stale copies count its size by.
     const sizes = new WeakMap<object, number>();
+    // A page as the cache and the stale copies keep it: its bytes, decoded again when no reader holds it (kept-page.ts).
+    const pages = new WeakMap<object, KeptPage>();
     const answer: Send = async (call) => {
       call.onSent?.();
       const raw = await this.sendObserved(call);
       const value = classifyAnswer(call, raw, now);
-      if (typeof value === 'object' && value !== null) sizes.set(value, raw.text.length);
+      if (typeof value === 'object' && value !== null) {
+        sizes.set(value, raw.text.length);
+        if (call.endpoint.pagedList && call.keep !== false) {
+          const { response } = schemasOf(call.name, call.licensee);
+          pages.set(
+            value,
+            new KeptPage(Buffer.from(raw.text), value, (text) => response.parse(JSON.parse(text)) as object),
+          );
+        }
+      }
       return value;
     };
     this.tokens = new TokenManager((licensee, attempts) => authenticate(licensee, attempts), {
@@ -138,6 +151,7 @@ export class UpstreamClient {
       options.pageTtlMs ?? 0,
       new StaleCopies({ maxAgeMs: options.staleMaxMs ?? 0, now }),
       (value) => (typeof value === 'object' && value !== null ? (sizes.get(value) ?? 0) : 0) + STALE_ENTRY_BYTES,
+      (value) => (typeof value === 'object' && value !== null ? (pages.get(value) ?? value) : value),
     );
 
     // The token's own paths: no cache, no token, no breaker. Behind the data calls' breaker, a

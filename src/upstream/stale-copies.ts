@@ -1,9 +1,10 @@
 /** Copies kept at most, whatever their size: a page count costs little, but each is a Map entry and its tags. */
 export const STALE_MAX_ENTRIES = 5_000;
 /**
- * The answers' bytes kept at most, as received (the JSON text's length). The decoded values held
- * take more than their text, so this bounds the stale copies' share of the heap to a small multiple
- * of it: 64 MiB of answers is 64 pages of 1000 reservations of 1 KiB each.
+ * The answers' bytes kept at most, as received (the JSON text's length). A page is kept as its bytes
+ * (kept-page.ts); other answers decoded, which take more than their text, so this bounds the stale
+ * copies' share of memory to a small multiple of it: 64 MiB of answers is 64 pages of 1000
+ * reservations of 1 KiB each.
  */
 export const STALE_MAX_BYTES = 64 * 1024 * 1024;
 

@@ -55,6 +55,32 @@ describe('large operations run a few at a time', () => {
     expect(most).toBe(8);
   });
 
+  it('lets go of a large operation’s reads once its result is built, and of no small one’s', async () => {
+    const schema = createSchema({
+      typeDefs: 'type Query { list(first: Int): Int }',
+      resolvers: { Query: { list: () => 1 } },
+    });
+    const letGo: number[] = [];
+    const yoga = createYoga({
+      // The schema reads nothing of the context this test adds.
+      schema: schema as never,
+      plugins: [useLargeResultBulkhead({ permits: 2 })],
+      context: ({ request }) => ({
+        calls: { letGo: () => void letGo.push(Number(new URL(request.url).searchParams.get('first'))) },
+      }),
+      logging: false,
+    });
+    for (const first of [1000, 10]) {
+      const res = await yoga.fetch(`http://yoga/graphql?first=${first}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ list(first: ${first}) }` }),
+      });
+      expect(await res.json()).toEqual({ data: { list: 1 } });
+    }
+    expect(letGo).toEqual([1000]);
+  });
+
   it('gives the permit back when the operation ends in errors', async () => {
     const schema = createSchema({
       typeDefs: 'type Query { list(first: Int): Int }',

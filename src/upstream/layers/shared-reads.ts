@@ -2,6 +2,7 @@ import { type CacheStore, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
 import { type AnyEndpoint, schemasOf } from '../endpoints.ts';
 import { AttemptFailure, RateLimitedError } from '../errors.ts';
+import { readKept } from '../kept-page.ts';
 import { wireListOf } from '../lazy-list.ts';
 import type { StaleCopies } from '../stale-copies.ts';
 
@@ -27,12 +28,14 @@ export class SharedReads {
   /**
    * `pageTtlMs`: how long pages of paged lists and their page counts are kept (0: shared in flight only).
    * `sizeOf`: an answer's size in bytes, as the stale copies count it.
+   * `keptFormOf`: what the cache and the stale copies keep of an answer (a page: its bytes, kept-page.ts).
    */
   constructor(
     private readonly cache: CacheStore,
     private readonly pageTtlMs = 0,
     private readonly stale?: StaleCopies,
     private readonly sizeOf: (value: unknown) => number = () => 0,
+    private readonly keptFormOf: (value: unknown) => unknown = (value) => value,
   ) {
     // Another replica's mutation: reads in flight here may predate it too, so none joins them,
     // and the copy kept here predates it: never served stale.
@@ -52,7 +55,7 @@ export class SharedReads {
       // A page kept as JSON (Redis) is decoded again, as the service's answer was.
       const wire = wireListOf(cached);
       if (wire) return schemasOf(call.name, call.licensee).response.parse(wire);
-      if (cached !== undefined) return cached;
+      if (cached !== undefined) return readKept(cached);
     }
     const generations = tags.map((tag) => this.generation(tag));
     const shared = this.inFlight.get(key);
@@ -75,9 +78,10 @@ export class SharedReads {
         generations,
         tags.map((tag) => this.generation(tag)),
       );
+      const kept = (staleable || ttlMs > 0) && unchanged ? this.keptFormOf(result) : undefined;
       // Kept before the cache's await: a drop from now on finds the copy and forgets it.
-      if (staleable && unchanged) this.stale?.keep(key, result, tags, this.sizeOf(result));
-      if (ttlMs > 0 && unchanged) await this.cache.set(key, result, ttlMs, tags);
+      if (staleable && unchanged) this.stale?.keep(key, kept, tags, this.sizeOf(result));
+      if (ttlMs > 0 && unchanged) await this.cache.set(key, kept, ttlMs, tags);
       for (const tag of endpoint.invalidates?.(call.params) ?? [])
         await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
       return result;
@@ -100,7 +104,7 @@ export class SharedReads {
       const copy = refusedByBudget(error) ? this.stale?.get(key) : undefined;
       if (!copy) throw error;
       call.onStale?.(copy.ageMs);
-      return copy.value;
+      return readKept(copy.value);
     }
   }
 
