@@ -8,7 +8,7 @@ import type { Plugin } from 'graphql-yoga';
  * stream instead of a timer each (issue 28). Yoga's processor gives each stream an interval of its
  * own that writes a comment every 12 s and a web ReadableStream wrapped around a Node one; here a
  * stream is one Node `Readable` (the server pipes it into the response as it is) and one interval
- * for all of them writes the comment every `SUBSCRIPTION_KEEPALIVE_MS`. Only subscriptions' streams
+ * for all of them writes the comment to each every `SUBSCRIPTION_KEEPALIVE_MS`. Only subscriptions' streams
  * are taken over: a single answer and an `@defer`/`@stream` query keep Yoga's processor.
  */
 
@@ -22,39 +22,55 @@ const HEADERS = {
   'Content-Encoding': 'none',
 };
 
+/**
+ * The tenths of the keep-alive interval: the timer ticks ten times an interval and each tick writes
+ * to one tenth of the streams, so that 5,000 streams cost ten short ticks rather than one 360 ms one
+ * (measured at S8's 10,000 subscribers on a loaded machine) during which nothing else is answered.
+ */
+const SLICES = 10;
+
 /** The live SSE streams of one gateway and the one interval that keeps them alive. */
 export class SseStreams {
-  readonly #streams = new Set<SseStream>();
+  /** Each stream in one slice, given in turn as they open; a tick writes to one slice. */
+  readonly #slices = Array.from({ length: SLICES }, () => new Set<SseStream>());
+  readonly #sliceOf = new WeakMap<SseStream, Set<SseStream>>();
+  #opened = 0;
+  #open = 0;
+  #next = 0;
   #tick: NodeJS.Timeout | undefined;
 
   constructor(readonly keepAliveMs: number) {}
 
   /** Streams open now (tests: a client that left leaves none). */
   open(): number {
-    return this.#streams.size;
+    return this.#open;
   }
 
   /** The body of a subscription's SSE response: `source`'s payloads as events. */
   stream(source: AsyncIterable<Payload>): Readable {
     const stream = new SseStream(source[Symbol.asyncIterator](), this);
-    this.#streams.add(stream);
-    this.#tick ??= setInterval(() => this.#keepAlive(), this.keepAliveMs).unref();
+    const slice = this.#slices[this.#opened++ % SLICES]!;
+    slice.add(stream);
+    this.#sliceOf.set(stream, slice);
+    this.#open++;
+    this.#tick ??= setInterval(() => this.#keepAlive(), this.keepAliveMs / SLICES).unref();
     return stream;
   }
 
-  /** Called by a stream as it ends or is destroyed. */
+  /** Called by a stream as it ends or is destroyed (twice is once). */
   forget(stream: SseStream): void {
-    this.#streams.delete(stream);
-    if (this.#streams.size === 0 && this.#tick) {
+    if (!this.#sliceOf.get(stream)?.delete(stream)) return;
+    if (--this.#open === 0 && this.#tick) {
       clearInterval(this.#tick);
       this.#tick = undefined;
     }
   }
 
   #keepAlive(): void {
+    const slice = this.#slices[this.#next]!;
+    this.#next = (this.#next + 1) % SLICES;
     // A stream whose client does not read keeps what it has: no comment piles up behind it.
-    for (const stream of this.#streams)
-      if (stream.readableLength < stream.readableHighWaterMark) stream.push(KEEP_ALIVE);
+    for (const stream of slice) if (stream.readableLength < stream.readableHighWaterMark) stream.push(KEEP_ALIVE);
   }
 
   /**

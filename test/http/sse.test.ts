@@ -44,7 +44,7 @@ describe('SseStreams', () => {
     expect(streams.open()).toBe(0);
   });
 
-  it('keeps every open stream alive from one timer, and stops it with the last stream', async () => {
+  it('keeps every open stream alive from one timer, a tenth of them a tick, and stops it with the last stream', async () => {
     vi.useFakeTimers();
     const streams = new SseStreams(1_000);
     const timers = () => vi.getTimerCount();
@@ -64,7 +64,10 @@ describe('SseStreams', () => {
     expect(timers()).toBe(1);
     const seen = new Map<unknown, string>();
     for (const s of [a, b, c]) s.on('data', (chunk: Buffer) => seen.set(s, (seen.get(s) ?? '') + chunk.toString()));
-    await vi.advanceTimersByTimeAsync(3_000);
+    // A tick every tenth of the interval, each to one tenth of the streams: spread, not all at once.
+    await vi.advanceTimersByTimeAsync(100);
+    expect([a, b, c].map((s) => seen.get(s))).toEqual([':\n\n:\n\n', ':\n\n', ':\n\n']);
+    await vi.advanceTimersByTimeAsync(2_900);
     // The first comment, then one per tick; no source was asked for more than its one pending payload.
     for (const s of [a, b, c]) expect(seen.get(s)).toBe(':\n\n'.repeat(4));
     a.destroy();
