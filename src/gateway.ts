@@ -29,6 +29,7 @@ import { useNothingElse, useOperatorsElsewhere, useOperatorsOnly } from './http/
 import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { useReadiness } from './http/readiness.ts';
 import { useSecurityHeaders } from './http/security-headers.ts';
+import { SseStreams } from './http/sse.ts';
 import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
 import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
 import { yogaLogging } from './observability/logger.ts';
@@ -234,6 +235,7 @@ export function createGateway(
           budget: shared.stores.budget.isShared() ? 'shared' : 'local share',
         })),
     );
+  const sseStreams = new SseStreams(config.subscriptionKeepAliveMs);
   const httpDoor: Plugin[] = [
     // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
     useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
@@ -263,6 +265,8 @@ export function createGateway(
     // MAX_INPUT_DEPTH and MAX_INPUT_NODES, as soon as any parser has read the request: before Yoga's
     // own parameter checks and every later reader of the variables (persisted queries, cost, cache keys).
     useInputBounds(config.inputBounds),
+    // A subscription's SSE stream, kept alive by one timer for all of them (SUBSCRIPTION_KEEPALIVE_MS).
+    sseStreams.plugin(),
   ];
   const documentChecks: Plugin[] = [
     // A batch: at most MAX_BATCH_OPERATIONS operations, whose estimates together are held to
@@ -410,6 +414,7 @@ export function createGateway(
           auditLogger,
           ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
           subscriptionsPerSocket: config.subscriptionsPerClient,
+          keepAliveMs: config.subscriptionKeepAliveMs,
           ...(signature ? { verifySignature: signature.verify } : {}),
           ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
         },

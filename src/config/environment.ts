@@ -245,6 +245,8 @@ const envSchema = z.object({
   JWT_LICENSEE_CLAIM: z.string().min(1).default('licensee'),
   CHANGES_POLL_INTERVAL_MS: int(100, 3_600_000).default(15_000),
   SUBSCRIPTIONS_PER_CLIENT: int(1, 10_000).default(20),
+  // Under the 60 s idle timeout of common proxies and load balancers, with room for a late tick.
+  SUBSCRIPTION_KEEPALIVE_MS: int(1_000, 50_000).default(20_000),
   // Unset: callback subscriptions are refused (a router names the address the gateway then calls).
   SUBSCRIPTION_CALLBACK_URLS: list()
     .pipe(
@@ -454,6 +456,8 @@ export interface Config {
   changesPollIntervalMs: number;
   /** SUBSCRIPTIONS_PER_CLIENT: live subscriptions one principal may hold (across replicas with REDIS_URL), and one socket. */
   subscriptionsPerClient: number;
+  /** SUBSCRIPTION_KEEPALIVE_MS: how often an idle SSE stream gets a comment and a graphql-ws socket a ping. */
+  subscriptionKeepAliveMs: number;
   /** SUBSCRIPTION_CALLBACK_URLS: the URL prefixes a router's callbacks may go to; none: callback subscriptions refused. */
   subscriptionCallbackUrls: string[];
   /** WEBHOOK_ALLOW_HTTP_HOSTS, WEBHOOK_DISABLE_AFTER_HOURS, WEBHOOK_SECRET_KEY and WEBHOOK_TIMEOUT_MS (docs/webhooks.md). */
@@ -574,6 +578,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     changesPollIntervalMs: e.CHANGES_POLL_INTERVAL_MS,
     subscriptionsPerClient: e.SUBSCRIPTIONS_PER_CLIENT,
+    subscriptionKeepAliveMs: e.SUBSCRIPTION_KEEPALIVE_MS,
     subscriptionCallbackUrls: e.SUBSCRIPTION_CALLBACK_URLS,
     webhooks: {
       allowHttpHosts: e.WEBHOOK_ALLOW_HTTP_HOSTS.map((host) => host.toLowerCase()),

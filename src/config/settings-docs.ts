@@ -233,6 +233,11 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
         'live subscriptions one client (a principal: its licensee and client name) may hold at once, over SSE and graphql-ws together, and on one socket; past it a subscription is refused with `RATE_LIMITED` (`extensions.limit`)',
     },
     {
+      settings: ['SUBSCRIPTION_KEEPALIVE_MS'],
+      meaning:
+        "how often a live subscription's connection carries something while nothing happens: a `:` comment on each SSE stream (one timer for all of them), a ping on each graphql-ws socket (closed when its pong has not come by the next); keep it under the idle timeout of every proxy or load balancer on the way (often 60 s)",
+    },
+    {
       settings: ['SUBSCRIPTION_CALLBACK_URLS'],
       meaning:
         "URL prefixes a router's subscription callbacks may go to (comma-separated, like `https://router.internal:4000/callback`): same scheme, host and port, and a path at or below the prefix's; a subscription naming any other `callbackUrl` is refused with 400 (`BAD_USER_INPUT`) before anything is sent to it ([Subscriptions through router callbacks](clients.md#subscriptions-through-router-callbacks))",

@@ -52,6 +52,8 @@ export interface WebSocketOptions {
   persistedQueries?: PersistedQueryStore;
   /** Live subscriptions one socket may hold (SUBSCRIPTIONS_PER_CLIENT). */
   subscriptionsPerSocket: number;
+  /** SUBSCRIPTION_KEEPALIVE_MS: how often each socket is pinged (closed when its pong has not come by the next). */
+  keepAliveMs: number;
   /** With ROUTER_HMAC_SECRET: rejects an operation the router did not sign (auth/router-signature.ts). */
   verifySignature?: (params: Payload) => Promise<void>;
   logger?: Logger;
@@ -183,6 +185,7 @@ export function serveWebSockets(
       },
     },
     sockets,
+    options.keepAliveMs,
   );
 
   /** The operation's execution arguments, or the errors that refuse it. */
