@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startEmulator } from './compare/emulator.ts';
 import { byConstructor, growth, takeSnapshot, totalBytes as total } from './compare/heap.ts';
 import { treeRssMiB } from './compare/rss.ts';
-import { bookAndWait, S8_EVENTS, type Subscriber, subscribeSse, subscribeWsSocket } from './compare/s8.ts';
+import { bookAndWait, S8_EVENTS, type Subscriber, subscribeMix, subscribeSse } from './compare/s8.ts';
 import { machine, startCommand, stop } from './lib.ts';
 
 /**
@@ -49,7 +49,6 @@ const snapshot = () => takeSnapshot(pid, dir);
 const subscribers: Subscriber[] = [];
 const sockets: { close(): void }[] = [];
 try {
-  const eventOf = (i: number) => S8_EVENTS[i % S8_EVENTS.length]!;
   subscribers.push(...(await Promise.all(S8_EVENTS.map((eventId) => subscribeSse(url, eventId)))));
   for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 120_000);
   await sleep(2_000);
@@ -57,22 +56,7 @@ try {
   const a = await snapshot();
 
   const sse = DOORS === 'sse' ? SUBSCRIBERS : DOORS === 'ws' ? 0 : Math.ceil(SUBSCRIBERS / 2);
-  for (let i = 0; i < sse; i += 100)
-    subscribers.push(
-      ...(await Promise.all(
-        Array.from({ length: Math.min(100, sse - i) }, (_, j) => subscribeSse(url, eventOf(i + j))),
-      )),
-    );
-  const ws = SUBSCRIBERS - sse;
-  for (let i = 0; i < ws; i += 10) {
-    const socket = subscribeWsSocket(
-      url.replace(/^http/, 'ws'),
-      Array.from({ length: Math.min(10, ws - i) }, (_, j) => eventOf(sse + i + j)),
-    );
-    sockets.push(socket);
-    subscribers.push(...socket.subscribers);
-    if (sockets.length % 20 === 0) await sleep(10);
-  }
+  await subscribeMix(url, { sse, ws: SUBSCRIBERS - sse }, { subscribers, sockets });
   for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 120_000);
   await sleep(2_000);
   const rssB = treeRssMiB(pid);

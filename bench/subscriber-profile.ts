@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { treeCpuMs } from './compare/cpu.ts';
 import { startEmulator } from './compare/emulator.ts';
-import { bookAndWait, S8_EVENTS, type Subscriber, subscribeSse, subscribeWsSocket } from './compare/s8.ts';
+import { bookAndWait, S8_EVENTS, type Subscriber, subscribeMix } from './compare/s8.ts';
 import { machine, startCommand, stop } from './lib.ts';
 
 /**
@@ -75,24 +75,8 @@ const sockets: { close(): void }[] = [];
 let window: [number, number] = [0, 0];
 let cpuPercent = 0;
 try {
-  const eventOf = (i: number) => S8_EVENTS[i % S8_EVENTS.length]!;
   const sse = Math.ceil(SUBSCRIBERS / 2);
-  for (let i = 0; i < sse; i += 100)
-    subscribers.push(
-      ...(await Promise.all(
-        Array.from({ length: Math.min(100, sse - i) }, (_, j) => subscribeSse(url, eventOf(i + j))),
-      )),
-    );
-  const ws = SUBSCRIBERS - sse;
-  for (let i = 0; i < ws; i += 10) {
-    const socket = subscribeWsSocket(
-      url.replace(/^http/, 'ws'),
-      Array.from({ length: Math.min(10, ws - i) }, (_, j) => eventOf(sse + i + j)),
-    );
-    sockets.push(socket);
-    subscribers.push(...socket.subscribers);
-    if (sockets.length % 20 === 0) await sleep(10);
-  }
+  await subscribeMix(url, { sse, ws: SUBSCRIBERS - sse }, { subscribers, sockets });
   for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 180_000);
   const live = subscribers.filter((s) => !s.failed).length;
   const from = Date.now();

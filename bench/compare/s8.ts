@@ -144,6 +144,35 @@ export async function bookAndWait(
  * Runs S8 against a gateway already started at `url` (its process `pid`) over `emulator`.
  * `subscribers` are split half SSE, half graphql-ws (ten a socket), round robin over the events.
  */
+/**
+ * Subscribers `from` to `sse` as SSE streams (in batches of 100: their requests answer at once),
+ * then `ws` graphql-ws subscriptions ten a socket, subscriber i watching S8_EVENTS[i % 3]; each is
+ * added to `into` as it is made, so that whoever stops the run can close them all.
+ */
+export async function subscribeMix(
+  url: string,
+  counts: { sse: number; ws: number; from?: number },
+  into: { subscribers: Subscriber[]; sockets: { close(): void }[] },
+): Promise<void> {
+  const { sse, ws, from = 0 } = counts;
+  const eventOf = (i: number) => S8_EVENTS[i % S8_EVENTS.length]!;
+  for (let i = from; i < sse; i += 100)
+    into.subscribers.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(100, sse - i) }, (_, j) => subscribeSse(url, eventOf(i + j))),
+      )),
+    );
+  for (let i = 0; i < ws; i += SUBSCRIPTIONS_PER_SOCKET) {
+    const socket = subscribeWsSocket(
+      url.replace(/^http/, 'ws'),
+      Array.from({ length: Math.min(SUBSCRIPTIONS_PER_SOCKET, ws - i) }, (_, j) => eventOf(sse + i + j)),
+    );
+    into.sockets.push(socket);
+    into.subscribers.push(...socket.subscribers);
+    if (into.sockets.length % 20 === 0) await sleep(10);
+  }
+}
+
 export async function simulateSubscribers(
   url: string,
   pid: number,
@@ -151,7 +180,6 @@ export async function simulateSubscribers(
   options: { subscribers: number; idleS: number; bookingsPerEvent: number },
 ): Promise<SubscriberFigures> {
   const rssReadyMiB = treeRssMiB(pid);
-  const wsUrl = url.replace(/^http/, 'ws');
   const sse = Math.ceil(options.subscribers / 2);
   const ws = options.subscribers - sse;
   const eventOf = (i: number) => S8_EVENTS[i % S8_EVENTS.length]!;
@@ -163,22 +191,8 @@ export async function simulateSubscribers(
   for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 120_000);
   await sleep(S8_POLL_MS);
   const rssFeedsMiB = treeRssMiB(pid);
-  // The other SSE streams in batches of 100 (their requests answer at once).
-  for (let i = first; i < sse; i += 100) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(100, sse - i) }, (_, j) => subscribeSse(url, eventOf(i + j))),
-    );
-    subscribers.push(...batch);
-  }
-  for (let i = 0; i < ws; i += SUBSCRIPTIONS_PER_SOCKET) {
-    const socket = subscribeWsSocket(
-      wsUrl,
-      Array.from({ length: Math.min(SUBSCRIPTIONS_PER_SOCKET, ws - i) }, (_, j) => eventOf(sse + i + j)),
-    );
-    sockets.push(socket);
-    subscribers.push(...socket.subscribers);
-    if (sockets.length % 20 === 0) await sleep(10);
-  }
+  // The others: the rest of the SSE streams, then the graphql-ws sockets.
+  await subscribeMix(url, { sse, ws, from: first }, { subscribers, sockets });
   // Live once a booking of each event has reached every subscriber of it (the baseline reads done).
   for (const eventId of S8_EVENTS) await bookAndWait(emulator.url, eventId, subscribers, 120_000);
   const accepted = subscribers.filter((s) => !s.failed).length;
