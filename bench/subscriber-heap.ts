@@ -4,8 +4,15 @@ import { join } from 'node:path';
 import { startEmulator } from './compare/emulator.ts';
 import { byConstructor, growth, takeSnapshot, totalBytes as total } from './compare/heap.ts';
 import { treeRssMiB } from './compare/rss.ts';
-import { bookAndWait, S8_EVENTS, type Subscriber, subscribeMix, subscribeSse } from './compare/s8.ts';
-import { machine, startCommand, stop } from './lib.ts';
+import {
+  bookAndWait,
+  S8_EVENTS,
+  type Subscriber,
+  startSubscriberGateway,
+  subscribeMix,
+  subscribeSse,
+} from './compare/s8.ts';
+import { machine, stop } from './lib.ts';
 
 /**
  * `npm run bench -- subscriber-heap`: what each further `reservationChanged` subscriber costs the
@@ -26,21 +33,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const dir = mkdtempSync(join(tmpdir(), 'subscriber-heap-'));
 const emulator = await startEmulator({ rateLimit: false });
-const gateway = await startCommand(['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`, 'scripts/start.mjs'], {
-  env: {
-    PORT: '0',
-    OPS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    UPSTREAM_BASE_URL: emulator.url,
-    UPSTREAM_KEY: 'demo-key-1001',
-    UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-    UPSTREAM_RATE_LIMIT: '100000',
-    CHANGES_POLL_INTERVAL_MS: '2000',
-    SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, SUBSCRIBERS + 10)),
-    MAX_CONNECTIONS: String(Math.max(1024, SUBSCRIBERS + 100)),
-  },
-  pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-});
+const gateway = await startSubscriberGateway(
+  ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`],
+  emulator.url,
+  SUBSCRIBERS,
+);
 const pid = gateway.child.pid!;
 const url = `${gateway.url}/graphql`;
 

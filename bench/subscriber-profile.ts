@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { treeCpuMs } from './compare/cpu.ts';
 import { startEmulator } from './compare/emulator.ts';
-import { bookAndWait, S8_EVENTS, type Subscriber, subscribeMix } from './compare/s8.ts';
-import { machine, startCommand, stop } from './lib.ts';
+import { bookAndWait, S8_EVENTS, type Subscriber, startSubscriberGateway, subscribeMix } from './compare/s8.ts';
+import { machine, stop } from './lib.ts';
 
 /**
  * `npm run bench -- subscriber-profile`: where the gateway's CPU goes while N `reservationChanged`
@@ -52,21 +52,11 @@ function threadCpuMs(pid: number): Map<string, number> {
 const PROFILE = process.env.BENCH_PROFILE !== 'off';
 const dir = mkdtempSync(join(tmpdir(), 'subscriber-profile-'));
 const emulator = await startEmulator({ rateLimit: false });
-const gateway = await startCommand([...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), 'scripts/start.mjs'], {
-  env: {
-    PORT: '0',
-    OPS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    UPSTREAM_BASE_URL: emulator.url,
-    UPSTREAM_KEY: 'demo-key-1001',
-    UPSTREAM_SYSTEM_IDENTIFIER: '1001',
-    UPSTREAM_RATE_LIMIT: '100000',
-    CHANGES_POLL_INTERVAL_MS: '2000',
-    SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, SUBSCRIBERS + 10)),
-    MAX_CONNECTIONS: String(Math.max(1024, SUBSCRIBERS + 100)),
-  },
-  pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
-});
+const gateway = await startSubscriberGateway(
+  PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [],
+  emulator.url,
+  SUBSCRIBERS,
+);
 const pid = gateway.child.pid!;
 const url = `${gateway.url}/graphql`;
 

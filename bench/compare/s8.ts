@@ -1,6 +1,6 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { sseData } from '../lib.ts';
+import { type Started, sseData, startCommand } from '../lib.ts';
 import { treeCpuMs } from './cpu.ts';
 import { type Emulator, served } from './emulator.ts';
 import { treeRssMiB } from './rss.ts';
@@ -144,6 +144,33 @@ export async function bookAndWait(
  * Runs S8 against a gateway already started at `url` (its process `pid`) over `emulator`.
  * `subscribers` are split half SSE, half graphql-ws (ten a socket), round robin over the events.
  */
+/**
+ * Our gateway as a process of its own (`node <nodeFlags> scripts/start.mjs`) over `emulatorUrl`,
+ * polling every S8_POLL_MS, with room for `subscribers` live subscriptions: what the subscriber
+ * benches (subscriber-heap, subscriber-profile) measure.
+ */
+export function startSubscriberGateway(
+  nodeFlags: string[],
+  emulatorUrl: string,
+  subscribers: number,
+): Promise<Started> {
+  return startCommand([...nodeFlags, 'scripts/start.mjs'], {
+    env: {
+      PORT: '0',
+      OPS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      UPSTREAM_BASE_URL: emulatorUrl,
+      UPSTREAM_KEY: 'demo-key-1001',
+      UPSTREAM_SYSTEM_IDENTIFIER: '1001',
+      UPSTREAM_RATE_LIMIT: '100000',
+      CHANGES_POLL_INTERVAL_MS: String(S8_POLL_MS),
+      SUBSCRIPTIONS_PER_CLIENT: String(Math.min(10_000, subscribers + 10)),
+      MAX_CONNECTIONS: String(Math.max(1024, subscribers + 100)),
+    },
+    pattern: /ready at (http:\/\/127\.0\.0\.1:\d+)\/graphql/,
+  });
+}
+
 /**
  * Subscribers `from` to `sse` as SSE streams (in batches of 100: their requests answer at once),
  * then `ws` graphql-ws subscriptions ten a socket, subscriber i watching S8_EVENTS[i % 3]; each is
