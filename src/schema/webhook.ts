@@ -237,59 +237,54 @@ interface EndpointOutcome {
 /** What every payload's `userErrors` says it is. */
 const USER_ERRORS = 'What the client got wrong; empty when the mutation was done.';
 
-const CreateWebhookEndpointPayload = builder.objectRef<EndpointOutcome>('CreateWebhookEndpointPayload').implement({
-  description: 'The endpoint registered, and its signing secret, shown this once.',
-  fields: (t) => ({
-    endpoint: t.field({
-      type: WebhookEndpoint,
-      nullable: true,
-      description: 'The endpoint; null when there are user errors.',
-      ...costsNothing,
-      resolve: (o) => o.endpoint ?? null,
+/**
+ * A mutation's answer about one endpoint: the endpoint (null with user errors), its signing secret
+ * when the mutation made one (`secret`: that field's description; shown this once), the user errors.
+ */
+function endpointPayload(name: string, description: string, secret?: string) {
+  return builder.objectRef<EndpointOutcome>(name).implement({
+    description,
+    fields: (t) => ({
+      endpoint: t.field({
+        type: WebhookEndpoint,
+        nullable: true,
+        description: 'The endpoint; null when there are user errors.',
+        ...costsNothing,
+        resolve: (o) => o.endpoint ?? null,
+      }),
+      ...(secret
+        ? {
+            secret: t.string({
+              nullable: true,
+              description: secret,
+              ...costsNothing,
+              resolve: (o) => o.secret ?? null,
+            }),
+          }
+        : {}),
+      userErrors: t.field({
+        type: [UserError],
+        description: USER_ERRORS,
+        ...costsNothing,
+        resolve: (o) => o.userErrors,
+      }),
     }),
-    secret: t.string({
-      nullable: true,
-      description: 'The signing secret (`whsec_…`), answered only here: keep it to verify deliveries.',
-      ...costsNothing,
-      resolve: (o) => o.secret ?? null,
-    }),
-    userErrors: t.field({ type: [UserError], description: USER_ERRORS, ...costsNothing, resolve: (o) => o.userErrors }),
-  }),
-});
+  });
+}
 
-const WebhookEndpointPayload = builder.objectRef<EndpointOutcome>('WebhookEndpointPayload').implement({
-  description: 'The endpoint as it is after the mutation.',
-  fields: (t) => ({
-    endpoint: t.field({
-      type: WebhookEndpoint,
-      nullable: true,
-      description: 'The endpoint; null when there are user errors.',
-      ...costsNothing,
-      resolve: (o) => o.endpoint ?? null,
-    }),
-    userErrors: t.field({ type: [UserError], description: USER_ERRORS, ...costsNothing, resolve: (o) => o.userErrors }),
-  }),
-});
+const CreateWebhookEndpointPayload = endpointPayload(
+  'CreateWebhookEndpointPayload',
+  'The endpoint registered, and its signing secret, shown this once.',
+  'The signing secret (`whsec_…`), answered only here: keep it to verify deliveries.',
+);
 
-const RotateWebhookSecretPayload = builder.objectRef<EndpointOutcome>('RotateWebhookSecretPayload').implement({
-  description: 'The endpoint with its new secret, shown this once.',
-  fields: (t) => ({
-    endpoint: t.field({
-      type: WebhookEndpoint,
-      nullable: true,
-      description: 'The endpoint; null when there are user errors.',
-      ...costsNothing,
-      resolve: (o) => o.endpoint ?? null,
-    }),
-    secret: t.string({
-      nullable: true,
-      description: 'The new signing secret (`whsec_…`), answered only here.',
-      ...costsNothing,
-      resolve: (o) => o.secret ?? null,
-    }),
-    userErrors: t.field({ type: [UserError], description: USER_ERRORS, ...costsNothing, resolve: (o) => o.userErrors }),
-  }),
-});
+const WebhookEndpointPayload = endpointPayload('WebhookEndpointPayload', 'The endpoint as it is after the mutation.');
+
+const RotateWebhookSecretPayload = endpointPayload(
+  'RotateWebhookSecretPayload',
+  'The endpoint with its new secret, shown this once.',
+  'The new signing secret (`whsec_…`), answered only here.',
+);
 
 const DeleteWebhookEndpointPayload = builder
   .objectRef<{ deletedId?: string; userErrors: UserErrorModel[] }>('DeleteWebhookEndpointPayload')
