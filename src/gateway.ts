@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -51,13 +50,12 @@ import { maskError } from './operations/mask-error.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
 import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
+import { ReplicaDrops } from './operations/response-cache/replica-drops.ts';
 import { useRouterCacheAliases } from './operations/response-cache/router-aliases.ts';
-import type { CachedType } from './operations/response-cache/ttls.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
 import { type DocumentParams, trustedDocumentOf, useTrustedDocuments } from './operations/trusted-documents.ts';
 import type { RedisConnection } from './redis/connection.ts';
-import { RedisFanout } from './redis/fanout.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
 import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
 import { createContext, type GatewayContext } from './resolvers/context.ts';
@@ -87,11 +85,6 @@ export interface Gateway {
   clearResponseCache(): void;
   close(): Promise<void>;
 }
-
-/** How long a mutation's answer waits at most to hear its response-cache drop back from Redis. */
-const ECHO_WAIT_MS = 250;
-/** Response-cache drops kept while Redis is away, to publish when it is back. */
-const MAX_OWED_DROPS = 1_000;
 
 /**
  * Builds the gateway (Yoga, schema, upstream client) without listening: main.ts listens, tests
@@ -167,62 +160,28 @@ export function createGateway(
     logger?.child({ component: 'callbacks' }),
   );
   // Replicas drop each other's answers of what a mutation changed: each keeps its own response cache.
-  const invalidations =
-    shared &&
-    new RedisFanout<{ licensee: string; types: CachedType[]; id?: string }>(
-      shared.redis,
-      'response-cache-invalidations',
-    );
-  // A mutation's answer waits until this replica heard its own message back (at most a moment):
-  // Redis has then handed it to every replica's subscription, so a read sent through another
-  // replica after the answer finds its answers dropped, even when that replica answers at once.
-  const echoes = new Map<string, () => void>();
-  const publishAndHear = async (message: { licensee: string; types: CachedType[] }) => {
-    if (!invalidations) return;
-    const id = randomUUID();
-    const heard = new Promise<void>((resolve) => {
-      echoes.set(id, resolve);
-      setTimeout(resolve, ECHO_WAIT_MS).unref();
-    });
-    try {
-      await invalidations.publish({ ...message, id });
-      await heard;
-    } catch (error) {
-      // Redis away: the mutation was applied and is answered; the other replicas drop their answers
-      // when Redis is back (until then they may serve theirs, as long as its lifetime allows).
-      if (owedDrops.length < MAX_OWED_DROPS) owedDrops.push(message);
-      logger?.warn(
-        { err: error, licensee: message.licensee },
-        'Redis unreachable: other replicas drop the answers this mutation changed once it is back',
-      );
-    } finally {
-      echoes.delete(id);
-    }
-  };
-  const owedDrops: { licensee: string; types: CachedType[] }[] = [];
   // With RESPONSE_CACHE=off nothing is kept, but each answer is measured as if it were (Cache-Control).
+  let drops: ReplicaDrops | undefined;
   const responseCache = useGatewayResponseCache({
     ttls: config.responseCache.ttls,
     keep: config.responseCache.enabled,
-    ...(invalidations && config.responseCache.enabled
-      ? { onInvalidated: (licensee, types) => publishAndHear({ licensee, types }) }
+    ...(shared && config.responseCache.enabled
+      ? {
+          onInvalidated: (licensee, types) => drops!.publish({ licensee, types }),
+          heardEveryDrop: (licensee) => drops!.heardEvery(licensee),
+        }
       : {}),
   });
-  const unsubscribe =
-    invalidations && config.responseCache.enabled
-      ? invalidations.subscribe(({ licensee, types, id }) => {
-          responseCache.invalidate(licensee, types);
-          if (id) echoes.get(id)?.();
-        })
-      : undefined;
-  // Back on Redis: what this replica kept may predate a drop it could not hear, so it is let go,
-  // and the drops it could not publish are published.
-  if (invalidations && config.responseCache.enabled)
-    shared?.redis.onReconnect(() => {
-      responseCache.clear();
-      for (const message of owedDrops.splice(0))
-        invalidations.publish(message).catch(() => owedDrops.length < MAX_OWED_DROPS && owedDrops.push(message));
-    });
+  if (shared && config.responseCache.enabled) {
+    drops = new ReplicaDrops(
+      shared.redis,
+      config.licensees.map((licensee) => licensee.id),
+      ({ licensee, types }) => responseCache.invalidate(licensee, types),
+      () => responseCache.clear(),
+      logger?.child({ component: 'response-cache' }),
+    );
+    void drops.listen();
+  }
   // The plugins in the order a request meets them. Envelop runs each hook in this order (and wraps
   // execution outside-in), so an entry's place is part of what it does: each says why it sits there.
   const readiness = () =>
@@ -425,7 +384,7 @@ export function createGateway(
       await webhooks.close();
       sharedSlots?.close();
       await changeFeeds.close();
-      await (await unsubscribe)?.();
+      await drops?.close();
       shared?.stores.close();
       await upstream.close();
       // The last spans go to the collector; one that is down loses them, not the clean exit.

@@ -15,6 +15,8 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
   let redis: TestRedis;
   let emulator: Emulator;
   const replicas: { gateway: Gateway; connection: RedisConnection }[] = [];
+  /** While set, replica 2 holds the response-cache drops it hears here (its pub/sub socket read late). */
+  let heldDrops: (() => void)[] | undefined;
 
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
@@ -23,9 +25,21 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     for (let n = 0; n < 2; n++) {
       const connection = await openRedis(config.redis!);
       const stores = await sharedStores(connection, { windowMs: 60_000, timeoutMs: 5_000, fallbackShare: 1 / 3 });
+      const hearing: RedisConnection =
+        n === 0
+          ? connection
+          : {
+              ...connection,
+              subscribe: (channel, listener) =>
+                connection.subscribe(channel, (message) =>
+                  heldDrops && channel.endsWith('response-cache-invalidations')
+                    ? heldDrops.push(() => listener(message))
+                    : listener(message),
+                ),
+            };
       replicas.push({
         gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, {
-          shared: { redis: connection, stores },
+          shared: { redis: hearing, stores },
         }),
         connection,
       });
@@ -72,6 +86,33 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     );
     // One authenticate for both replicas.
     expect(calls('authenticate')).toBe(1);
+  });
+
+  it('a read through replica 2 before it heard the drop on pub/sub runs again rather than serve the kept answer', async () => {
+    const before = await exec(1, QuestionsDocument, { eventId: 5003 });
+    expect(before.data!.event!.questions.map((q) => q.questionId)).not.toContain(79);
+    heldDrops = [];
+    try {
+      const saved = await exec(0, SaveEventQuestionDocument, {
+        input: { eventId: 5003, questionId: 79, question: 'Parking needed?', type: 'TEXT_AREA', enabled: true },
+      });
+      expect(saved.errors).toBeUndefined();
+      const reads = calls('geteventquestions');
+      const after = await exec(1, QuestionsDocument, { eventId: 5003 });
+      // Not heard yet: replica 2 still kept the old answer, and read the questions again instead.
+      expect(heldDrops).toHaveLength(1);
+      expect(after.data!.event!.questions).toContainEqual(expect.objectContaining({ questionId: 79 }));
+      expect(calls('geteventquestions')).toBeGreaterThan(reads);
+    } finally {
+      for (const release of heldDrops.splice(0)) release();
+      heldDrops = undefined;
+    }
+    // Heard: its answers are served from its cache again.
+    await exec(1, QuestionsDocument, { eventId: 5003 });
+    const reads = calls('geteventquestions');
+    const again = await exec(1, QuestionsDocument, { eventId: 5003 });
+    expect(again.data!.event!.questions).toContainEqual(expect.objectContaining({ questionId: 79 }));
+    expect(calls('geteventquestions')).toBe(reads);
   });
 
   it('/ready names Redis: reached, and the budget shared', async () => {

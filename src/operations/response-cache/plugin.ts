@@ -42,6 +42,11 @@ export interface ResponseCacheSettings {
    * answer goes out (replicas pass it on to each other's caches: server.ts).
    */
   onInvalidated?: (licensee: string, types: CachedType[]) => Promise<void>;
+  /**
+   * Whether every drop of the licensee's answers announced so far has reached this cache (replicas:
+   * replica-drops.ts); a kept answer is served only then, else the operation runs again.
+   */
+  heardEveryDrop?: (licensee: string) => Promise<boolean>;
 }
 
 export interface ResponseCache {
@@ -74,14 +79,22 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
   const lifetimes = new WeakMap<object, number>();
   // The store as one operation sees it: what it keeps or finds is noted as the operation's lifetime.
   const measuring = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS);
+  const hit = (store: ResponseStore, id: string, context: GatewayContext) => {
+    const answer = store.get(id);
+    const remaining = answer && store.remainingTtl(id);
+    if (remaining !== undefined) lifetimes.set(context, remaining);
+    return answer;
+  };
   const cacheOf = (context: GatewayContext): Cache => {
     const store = keep ? storeOf(context) : undefined;
     return {
       get: (id) => {
-        const answer = store?.get(id);
-        const remaining = answer && store?.remainingTtl(id);
-        if (remaining !== undefined) lifetimes.set(context, remaining);
-        return answer;
+        if (!store?.get(id)) return undefined;
+        if (!settings.heardEveryDrop) return hit(store, id, context);
+        // Read again once the check is answered: a drop heard meanwhile has removed it.
+        return settings
+          .heardEveryDrop(context.principal.licenseeId)
+          .then((heard) => (heard ? hit(store, id, context) : undefined));
       },
       set: (id, answer, entities, ttl) => {
         const entityList = [...entities];
