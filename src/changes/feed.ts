@@ -13,12 +13,19 @@ import {
 export interface FeedSource {
   /** Records modified at or after `modifiedAfter` (ISO; the service compares whole minutes), or all of them. */
   read(modifiedAfter?: string): Promise<ReservationModel[]>;
-  /** The same, page by page: a feed lets each page go once it has compared it. Without it, `read` is one page. */
-  pages?(modifiedAfter?: string): AsyncIterable<readonly ReservationModel[]>;
+  /**
+   * The same, page by page from `firstPage` (1 without it): a feed lets each page go once it has
+   * compared it, and reads a failed page again from there. Without it, `read` is one page.
+   */
+  pages?(modifiedAfter?: string, firstPage?: number): AsyncIterable<readonly ReservationModel[]>;
 }
 
-async function* pagesOf(source: FeedSource, modifiedAfter?: string): AsyncIterable<readonly ReservationModel[]> {
-  if (source.pages) yield* source.pages(modifiedAfter);
+async function* pagesOf(
+  source: FeedSource,
+  modifiedAfter?: string,
+  firstPage = 1,
+): AsyncIterable<readonly ReservationModel[]> {
+  if (source.pages) yield* source.pages(modifiedAfter, firstPage);
   else yield await source.read(modifiedAfter);
 }
 
@@ -34,6 +41,12 @@ export interface ChangeFeedOptions {
   onChanges?: (changes: readonly ReservationChange[]) => void;
   /** Told of a poll that failed; the feed polls again at the next interval. */
   onPollError?: (error: unknown) => void;
+  /**
+   * How long to wait before reading a page of the baseline again after its `attempt`-th failure
+   * (ms), or undefined to fail the start (and every subscriber waiting on it). Without it, the
+   * first failure fails the start.
+   */
+  baselineRetryMs?: (error: unknown, attempt: number) => number | undefined;
   /**
    * The service's clock (ms), for the instant a fresh feed starts. Without it, every record the
    * baseline read sees is known (what changed during the read is not told).
@@ -122,7 +135,7 @@ export class ChangeFeed {
     let heardUpTo = Infinity;
     const toTell: ReservationModel[] = [];
     // Page by page: what is known is remembered (number, hash) and each page let go before the next.
-    for await (const page of pagesOf(this.options.source)) {
+    for await (const page of this.baselinePages()) {
       if (this.stopped) return;
       if (asked === undefined) {
         // The service's clock is known once the read's first answer dated it: its "now" when we were asked.
@@ -147,6 +160,30 @@ export class ChangeFeed {
     this.baseline = heard ?? (heardUpTo === Infinity ? this.latest : heardUpTo);
     this.tell(changesAmong(toTell, this.seen, this.baseline));
     void this.schedule();
+  }
+
+  /**
+   * Every page of the baseline read; a page that fails is read again after `baselineRetryMs`
+   * (pages already read are not), so that a passing fault (a 5xx, a revoked token, a spent
+   * budget) does not end every subscriber waiting on the feed.
+   */
+  private async *baselinePages(): AsyncIterable<readonly ReservationModel[]> {
+    let next = 1;
+    for (let failures = 0; ; ) {
+      try {
+        for await (const page of pagesOf(this.options.source, undefined, next)) {
+          next++;
+          failures = 0;
+          yield page;
+        }
+        return;
+      } catch (error) {
+        const delay = this.options.baselineRetryMs?.(error, ++failures);
+        if (delay === undefined || this.stopped) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        if (this.stopped) return;
+      }
+    }
   }
 
   /**

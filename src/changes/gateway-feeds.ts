@@ -22,6 +22,28 @@ export interface FeedSettings {
  */
 export const leaseMsFor = (intervalMs: number) => Math.min(Math.max(intervalMs, 3_000), 15_000);
 
+/** The waits before a failed page of a feed's baseline read is read again: then its subscribers are told. */
+const BASELINE_RETRIES_MS = [1_000, 2_000, 4_000, 8_000];
+/** A spent budget's Retry-After is waited at most this long per retry. */
+const LONGEST_BASELINE_WAIT_MS = 15_000;
+
+/**
+ * A baseline page that failed for a passing cause (the service unreachable or answering 5xx, our
+ * credentials refused while a revoked token is replaced, the budget spent) is read again, up to
+ * four times (about 15 s, or the budget's Retry-After); an unknown event or a refused parameter fails at once.
+ */
+export function baselineRetryMs(error: unknown, attempt: number): number | undefined {
+  if (!(error instanceof UpstreamError) || attempt > BASELINE_RETRIES_MS.length) return undefined;
+  if (error.code === ErrorCode.RATE_LIMITED)
+    return Math.min(
+      Math.max((error.details.retryAfterSeconds ?? 0) * 1_000, BASELINE_RETRIES_MS[attempt - 1]!),
+      LONGEST_BASELINE_WAIT_MS,
+    );
+  return error.code === ErrorCode.UPSTREAM_UNAVAILABLE || error.code === ErrorCode.UPSTREAM_ERROR
+    ? BASELINE_RETRIES_MS[attempt - 1]
+    : undefined;
+}
+
 /**
  * The gateway's change feeds: one poller per licensee and event, polling in the background
  * priority of the licensee's budget and slowing down while that budget is tight.
@@ -32,6 +54,7 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
       source: upstreamSource(upstream, licensee, eventId, { priority: 'background', fresh: true }),
       intervalMs: settings.intervalMs,
       serviceNow: () => upstream.serviceNow(),
+      baselineRetryMs,
       // What the feed saw changed, queries must not read from a kept page either.
       onChanges: () => {
         void upstream.drop(licensee, `getreservation|${eventId}`);

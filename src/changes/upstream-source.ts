@@ -28,7 +28,8 @@ export function upstreamSource(
   const criteria = (modifiedAfter?: string) => (modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {});
   return {
     read: (modifiedAfter) => readReservations(upstream, licensee, eventId, criteria(modifiedAfter), callOptions),
-    pages: (modifiedAfter) => reservationPages(upstream, licensee, eventId, criteria(modifiedAfter), callOptions),
+    pages: (modifiedAfter, firstPage) =>
+      reservationPages(upstream, licensee, eventId, criteria(modifiedAfter), callOptions, firstPage),
   };
 }
 
@@ -58,8 +59,9 @@ export async function* reservationPages(
   eventId: number,
   criteria: ReservationCriteria,
   options: Pick<CallOptions, 'priority' | 'keep'> = {},
+  firstPage = 1,
 ): AsyncGenerator<ReservationModel[]> {
-  for (let page = 1; ; page++) {
+  for (let page = firstPage; ; page++) {
     const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
     const list = await upstream.call(licensee, 'getreservation', params, options);
     yield list.slice().map((record) => withDefaults(record, { eventId }) as ReservationModel);

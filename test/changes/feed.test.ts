@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { changeKind, changesAmong, contentHash, type SeenRecord } from '../../src/changes/change.ts';
 import { ChangeFeed, type FeedSource, STRETCH_FACTOR } from '../../src/changes/feed.ts';
+import { baselineRetryMs } from '../../src/changes/gateway-feeds.ts';
 import { upstreamSource } from '../../src/changes/upstream-source.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
+import { BadInputError, NotFoundError, RateLimitedError, UpstreamUnavailableError } from '../../src/upstream/errors.ts';
 
 /** A reservation as the upstream layer decodes it; `raw` is what the hash reads. */
 function reservation(
@@ -237,5 +239,66 @@ describe('ChangeFeed (issue 11)', () => {
       fresh: true,
     }).read('2027-01-15T12:00:00Z');
     expect(options).toEqual([{ priority: 'background', keep: false }]);
+  });
+});
+
+describe('a feed’s baseline read that fails for a moment', () => {
+  /** An event of 1,500 records (two pages of the service's 1000), read through upstreamSource; `failing` pages fail once each. */
+  function pagedUpstream(failing: Set<number>, error: () => Error) {
+    const pagesAsked: number[] = [];
+    const records = Array.from({ length: 1_500 }, (_, n) => ({
+      reservationNumber: n + 1,
+      modifiedDate: '2027-01-15T12:00:00+00:00',
+    }));
+    const upstream = {
+      call: async (_licensee: unknown, _name: string, params: { page: number }) => {
+        pagesAsked.push(params.page);
+        if (failing.delete(params.page)) throw error();
+        return records.slice((params.page - 1) * 1000, params.page * 1000);
+      },
+    } as unknown as UpstreamClient;
+    return { upstream, pagesAsked };
+  }
+  const licensee = { systemIdentifier: '1001', key: 'k', timeZone: 'UTC' };
+
+  it('reads the page that failed again, not the pages before it, and starts', async () => {
+    const { upstream, pagesAsked } = pagedUpstream(new Set([2]), () => new UpstreamUnavailableError('503'));
+    const waits: number[] = [];
+    const feed = new ChangeFeed({
+      source: upstreamSource(upstream, licensee, 5003),
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+      baselineRetryMs: (error, attempt) => (waits.push(attempt), baselineRetryMs(error, attempt) && 1),
+    });
+    await feed.start();
+    feed.stop();
+    expect(pagesAsked).toEqual([1, 2, 2]);
+    expect(waits).toEqual([1]);
+    expect(feed.footprint().known).toBe(1_500);
+  });
+
+  it('an unknown event fails at once; a passing fault fails after four more tries', async () => {
+    const unknown = pagedUpstream(new Set([1]), () => new NotFoundError('no event 5003', 'eventId'));
+    const feed = new ChangeFeed({
+      source: upstreamSource(unknown.upstream, licensee, 5003),
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+      baselineRetryMs: (error, attempt) => baselineRetryMs(error, attempt) && 1,
+    });
+    await expect(feed.start()).rejects.toBeInstanceOf(NotFoundError);
+    expect(unknown.pagesAsked).toEqual([1]);
+
+    expect([1, 2, 3, 4, 5].map((attempt) => baselineRetryMs(new UpstreamUnavailableError('503'), attempt))).toEqual([
+      1_000,
+      2_000,
+      4_000,
+      8_000,
+      undefined,
+    ]);
+    // A spent budget: its Retry-After, within 15 s.
+    expect(baselineRetryMs(new RateLimitedError(6), 1)).toBe(6_000);
+    expect(baselineRetryMs(new RateLimitedError(60), 1)).toBe(15_000);
+    expect(baselineRetryMs(new BadInputError('eventId: out of range', 'eventId'), 1)).toBeUndefined();
+    expect(baselineRetryMs(new Error('a bug'), 1)).toBeUndefined();
   });
 });

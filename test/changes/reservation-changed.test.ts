@@ -283,6 +283,39 @@ describe('reservationChanged: the SSE response', () => {
   });
 });
 
+describe('reservationChanged: a baseline read that fails for a moment', () => {
+  const setFaults = (rules: Record<string, unknown>[]) =>
+    fetch(`${t.emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules }),
+    });
+
+  it('is read again: the subscriber is not ended with an error, and hears the next change', async () => {
+    t.clearLog();
+    await setFaults([{ endpoint: 'getreservation', errorRate: 1, errorStatus: 503 }]);
+    let s: Awaited<ReturnType<typeof sse>>;
+    try {
+      s = await sse({ eventId: 5003 });
+      // The upstream client's own attempts (1 + 6 retries) all failed; the 8th call is the feed reading the page again.
+      await until(() => t.count('getreservation') >= 8, 15_000);
+    } finally {
+      await setFaults([]);
+    }
+    await until(() => pollsOf(5003) > 0);
+    const booked = await book(t.emulator, { eventId: 5003 });
+    const [change] = await s.take(1);
+    expect(change!.errors).toBeUndefined();
+    expect(changesOf(s)).toEqual([
+      expect.objectContaining({ kind: 'CREATED', reservationNumber: booked.reservationNumber }),
+    ]);
+    s.close();
+    await until(() => t.gateway.changeFeeds.active().length === 0);
+    // The booking's minute is behind the next feed of this event (it would tell it as new).
+    await advanceClock(t.emulator, 120_000);
+  });
+});
+
 describe('reservationChanged at shutdown', () => {
   it('ends the subscribers’ streams when the feeds close, so the server need not wait for them', async () => {
     const overSse = await sse({ eventId: 5003 });
