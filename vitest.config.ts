@@ -18,14 +18,16 @@ export default defineConfig({
     setupFiles: ['test/secret-scan/setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Suites start their own emulators on port 0; two workers match the 2-core machines. A third
-    // made the run shorter (152.58 s against about 200 s on Node 20, docs/benchmarks.md), but under
-    // its contention test/redis/gateways.test.ts's read through a second in-process replica beat
-    // that replica's hearing of the first one's drop on Redis pub/sub (1 suite run in 6): two until
-    // that race is closed. The files that wait on child processes and real time start first
-    // (test/sequencer.ts), so that their waiting overlaps the other files' work.
+    // Suites start their own emulators on port 0. Three workers on the 2-core machines: the slowest
+    // files wait on leases, rate windows and child processes more than they compute, and with two
+    // the cores sat idle about a third of the time (152.58 s against about 200 s on Node 20,
+    // docs/benchmarks.md). Under three workers' contention a read through a second in-process
+    // replica once beat that replica's hearing of a response-cache drop on Redis pub/sub; replicas
+    // now check the drop counter in Redis before serving a kept answer (replica-drops.ts), so that
+    // race is closed in the product. The files that wait on child processes and real time start
+    // first (test/sequencer.ts), so that their waiting overlaps the other files' work.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
     sequence: { sequencer: StartFirstSequencer },
     // A worker keeps its modules from one test file to the next instead of importing Yoga, Pothos
     // and the gateway again for each of the 121 files (about 1.4 s of import a file). No test file
