@@ -254,6 +254,10 @@ export function soakReport(f: SoakFigures): string {
       }`,
     ],
     ['changes owed to subscribers / missed', `${v.owed} / ${v.missed}`],
+    [
+      'missed: told to no subscriber / on the other replica only / to others on the same replica',
+      `${v.missedWhere.toldNobody} / ${v.missedWhere.otherReplicaOnly} / ${v.missedWhere.sameReplica}`,
+    ],
     ['bookings at the emulator', String(f.bookings)],
     [
       'writes (upsertAttendee): answered / refused / unanswered',

@@ -126,6 +126,11 @@ export interface SoakVerdict {
   /** Changes owed to subscribers, and those that never reached theirs. */
   owed: number;
   missed: number;
+  /**
+   * The missed ones by where the change did reach: no subscriber of its event at all (the feed never
+   * told it), subscribers of the other replica only, or other subscribers of the same replica.
+   */
+  missedWhere: { toldNobody: number; otherReplicaOnly: number; sameReplica: number };
   /** Up to 10 examples of a missed change. */
   missedExamples: string[];
   writes: number;
@@ -535,6 +540,15 @@ export function checkSoak(record: SoakRecord, log: readonly LoggedCall[]): SoakV
   let owed = 0;
   let missed = 0;
   const missedExamples: string[] = [];
+  const missedWhere = { toldNobody: 0, otherReplicaOnly: 0, sameReplica: 0 };
+  // Per booking, the replicas (their URLs) where some subscriber received it.
+  const receivedAt = new Map<number, Set<string>>();
+  for (const subscriber of record.subscribers)
+    for (const number of subscriber.received) {
+      let urls = receivedAt.get(number);
+      if (!urls) receivedAt.set(number, (urls = new Set()));
+      urls.add(subscriber.url);
+    }
   for (const subscriber of record.subscribers) {
     if (subscriber.endReason !== null) {
       const reason = subscriber.endReason.replace(/\d{4,}/g, 'N');
@@ -544,6 +558,10 @@ export function checkSoak(record: SoakRecord, log: readonly LoggedCall[]): SoakV
       owed++;
       if (subscriber.received.has(booking.number)) continue;
       missed++;
+      const urls = receivedAt.get(booking.number);
+      if (!urls) missedWhere.toldNobody++;
+      else if (urls.has(subscriber.url)) missedWhere.sameReplica++;
+      else missedWhere.otherReplicaOnly++;
       if (missedExamples.length < 10)
         missedExamples.push(
           `${subscriber.door} subscriber of event ${subscriber.eventId} at ${subscriber.url} accepted ${new Date(subscriber.acceptedAt).toISOString()}, ` +
@@ -566,6 +584,7 @@ export function checkSoak(record: SoakRecord, log: readonly LoggedCall[]): SoakV
     endedByGateway,
     owed,
     missed,
+    missedWhere,
     missedExamples,
     writes: record.writes.length,
     answered,
