@@ -1,4 +1,3 @@
-import { useGraphQlJit } from '@envelop/graphql-jit';
 import {
   type DocumentNode,
   GraphQLError,
@@ -23,7 +22,27 @@ export function useCompiledExecution(): Plugin[] {
     getOperationAST(document, operationName)?.operation !== 'subscription' &&
     !defersOrStreams(document) &&
     expandedFields(document) <= MAX_COMPILED_FIELDS;
-  return [useGraphQlJsVariables(), useGraphQlJit({}, { enableIf: compiled }) as Plugin];
+  return [useGraphQlJsVariables(), useJitOnFirstUse(compiled)];
+}
+
+/**
+ * graphql-jit and what it brings (fast-json-stringify, ajv: 66 modules, about 3 MiB of heap) are
+ * loaded by the first operation to compile, not at start: an idle gateway does not hold them.
+ */
+function useJitOnFirstUse(compiled: (args: { document: DocumentNode; operationName?: string | null }) => boolean): Plugin {
+  let jit: Plugin | undefined;
+  let loading: Promise<Plugin> | undefined;
+  const load = () =>
+    (loading ??= import('@envelop/graphql-jit').then(
+      ({ useGraphQlJit }) => (jit = useGraphQlJit({}, { enableIf: compiled }) as Plugin),
+    ));
+  return {
+    onExecute(payload) {
+      if (jit) return jit.onExecute?.(payload);
+      if (!compiled(payload.args)) return;
+      return load().then((plugin) => plugin.onExecute?.(payload));
+    },
+  };
 }
 
 /**

@@ -1,8 +1,10 @@
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { parse } from 'graphql';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import { defersOrStreams } from '../../src/operations/incremental.ts';
-import { expandedFields } from '../../src/operations/jit.ts';
+import { expandedFields, useCompiledExecution } from '../../src/operations/jit.ts';
 
 describe('which documents graphql-jit compiles', () => {
   it('counts fields with fragments expanded in place', () => {
@@ -40,5 +42,31 @@ describe('which documents graphql-jit compiles', () => {
     expect(loadConfig({}).graphqlJit).toBe(true);
     expect(loadConfig({ GRAPHQL_JIT: 'off' }).graphqlJit).toBe(false);
     expect(() => loadConfig({ GRAPHQL_JIT: 'yes' })).toThrow(/GRAPHQL_JIT: must be on or off/);
+  });
+});
+
+describe('graphql-jit, loaded by the first operation to compile', () => {
+  const results: { data?: unknown; stringify?: unknown }[] = [];
+  const capture: Plugin = { onExecute: () => ({ onExecuteDone: ({ result }) => void results.push(result as never) }) };
+  const yoga = createYoga({
+    schema: createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'world' } } }),
+    plugins: [...useCompiledExecution(), useDeferStream(), capture],
+    logging: false,
+  });
+  const run = async (query: string) => {
+    await yoga.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, multipart/mixed' },
+      body: JSON.stringify({ query }),
+    });
+    return results.pop()!;
+  };
+
+  it('compiles a query (its result carries graphql-jit’s serializer), and leaves @defer to graphql-js', async () => {
+    const compiled = await run('{ hello }');
+    expect(compiled.data).toEqual({ hello: 'world' });
+    expect(typeof compiled.stringify).toBe('function');
+    expect(typeof (await run('{ hello }')).stringify).toBe('function');
+    expect((await run('{ ... @defer { hello } }')).stringify).toBeUndefined();
   });
 });
