@@ -265,7 +265,7 @@ try {
   const licenseeLoad = [loadFrom, load()] as const;
   const licenseeSeries = `licensees (${LICENSEES.join(' / ')}), ${REQUESTS} reads`;
   const licenseeWhy = {
-    rss: 'each licensee holds its own token, budget and response cache, and the upstream pages its reads fetched (1000 reservations behind a page of 50) are kept per licensee: 5 s in the page cache, then as stale copies (`UPSTREAM_STALE_MAX_MS`, 10 min; one store for the process, bounded at 64 MiB of answer text)',
+    rss: 'each licensee holds its own token, budget and response cache, and the upstream pages its reads fetched (1000 reservations behind a page of 50) are kept per licensee: 5 s in the page cache, then as stale copies (`UPSTREAM_STALE_MAX_MS`, 10 min; one store for the process, bounded at 64 MiB of answer text), each as its bytes, decoded again when read (src/upstream/kept-page.ts)',
     cpu: 'an answer the licensee has not had within its lifetime (events and hotels 1 min, reservations 5 s) misses the response cache and runs resolvers, decoding and the upstream client: at a fixed number of reads, the more licensees, the fewer hits',
     calls:
       'caches are per licensee (one never sees another’s data): each pays an authenticate and its own reads, and its reservation page and page count again every 5 s the load lasts (`UPSTREAM_PAGE_TTL_MS`): calls grow with licensees × the load’s duration',
@@ -385,7 +385,7 @@ try {
       figures: walkPoints.map((p) => p.peakRssMiB),
       added: walkPoints.map((p) => p.peakGrowthMiB),
       digits: 0,
-      why: 'a request holds one page of 1000 at a time, but the pages read stay 5 s in the page cache and then as stale copies (bounded at 64 MiB of answer text): RSS climbs over the first pages, then levels off',
+      why: 'a request holds one decoded page of 1000 at a time; the pages read stay as their bytes, 5 s in the page cache and then as stale copies (bounded at 64 MiB of answer text): RSS climbs over the first pages, then levels off',
       load: walkLoad,
     },
     {
