@@ -2,7 +2,7 @@ import { ErrorCode } from '../error-codes.ts';
 import type { RedisConnection } from '../redis/connection.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { UpstreamError } from '../upstream/errors.ts';
+import { RateLimitedError, UpstreamError } from '../upstream/errors.ts';
 import { ChangeFeed } from './feed.ts';
 import { RedisFeedRegistry } from './redis-registry.ts';
 import { type FeedRegistry, LocalFeedRegistry } from './registry.ts';
@@ -70,6 +70,7 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
             licensee: licensee.systemIdentifier,
             eventId,
             code: error instanceof UpstreamError ? error.code : ErrorCode.INTERNAL_SERVER_ERROR,
+            ...(error instanceof RateLimitedError && error.why ? { why: error.why } : {}),
           },
           'change feed poll failed; polling again at the next interval',
         ),

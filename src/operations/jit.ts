@@ -29,7 +29,9 @@ export function useCompiledExecution(): Plugin[] {
  * graphql-jit and what it brings (fast-json-stringify, ajv: 66 modules, about 3 MiB of heap) are
  * loaded by the first operation to compile, not at start: an idle gateway does not hold them.
  */
-function useJitOnFirstUse(compiled: (args: { document: DocumentNode; operationName?: string | null }) => boolean): Plugin {
+function useJitOnFirstUse(
+  compiled: (args: { document: DocumentNode; operationName?: string | null }) => boolean,
+): Plugin {
   let jit: Plugin | undefined;
   let loading: Promise<Plugin> | undefined;
   const load = () =>

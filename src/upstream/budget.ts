@@ -207,7 +207,7 @@ export class RateBudget {
     const queue = this.queue(licensee);
     if (limit !== undefined) queue.effectiveLimit = this.withMargin(limit);
     if (queue.waiters.length > 0 || queue.probing || queue.pausedUntil > this.now() || this.headroomLimit(queue) < 1)
-      return Promise.reject(new RateLimitedError(1));
+      return Promise.reject(new RateLimitedError(1, 'no-headroom'));
     return new Promise<string>((resolve, reject) => {
       queue.waiters.push({ deadline: Infinity, priority: 'background', onlyIfFree: true, resolve, reject });
       void this.pump(licensee);
@@ -401,7 +401,7 @@ export class RateBudget {
     const at = freeAt === Infinity ? now + this.options.windowMs : freeAt;
     for (const waiter of queue.waiters.filter((w) => w.onlyIfFree && (which === undefined || w === which))) {
       queue.waiters.splice(queue.waiters.indexOf(waiter), 1);
-      waiter.reject(new RateLimitedError(secondsUntil(at, now)));
+      waiter.reject(new RateLimitedError(secondsUntil(at, now), 'no-headroom'));
     }
   }
 
@@ -454,7 +454,7 @@ export class RateBudget {
       // Spread over at most MAX_PROMISED_WINDOWS windows: a flood of refusals must not grow the
       // list (and each pass's work) without bound; callers past it hear the farthest time.
       if (queue.promised.length < MAX_PROMISED_WINDOWS * queue.effectiveLimit) queue.promised.push(startAt);
-      waiter.reject(new RateLimitedError(secondsUntil(startAt, now)));
+      waiter.reject(new RateLimitedError(secondsUntil(startAt, now), 'hopeless'));
     }
   }
 
@@ -490,7 +490,7 @@ export class RateBudget {
     const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
     for (const { w, position } of due) {
       clearTimeout(w.timer);
-      w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now)));
+      w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now), 'deadline'));
     }
   }
 }

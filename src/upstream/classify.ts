@@ -70,6 +70,7 @@ export function toUpstreamError(
     if (error.kind === 'throttled')
       return new RateLimitedError(
         Math.max(1, Math.ceil(Math.min(error.retryAfterMs ?? rateWindowMs, rateWindowMs) / 1000)),
+        'throttled',
       );
     if (error.kind === 'malformed')
       return new UpstreamResponseError(`the reservation service sent an unreadable answer to ${name}`, error.status);

@@ -55,10 +55,20 @@ export class NotFoundError extends UpstreamError {
   }
 }
 
+/**
+ * Why a call was refused for the budget, for operators' logs (never shown to a client): the service
+ * answered 429, the slot could not come before the deadline (refused at once), the deadline passed
+ * while it waited, or a read-ahead found no free slot.
+ */
+export type RateLimitedWhy = 'throttled' | 'hopeless' | 'deadline' | 'no-headroom';
+
 /** The licensee's budget could not serve the call before its deadline. */
 export class RateLimitedError extends UpstreamError {
   override name = 'RateLimitedError';
-  constructor(readonly retryAfterSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly why?: RateLimitedWhy,
+  ) {
     super(ErrorCode.RATE_LIMITED, `the upstream request budget is spent; retry after ${retryAfterSeconds} s`, {
       retryAfterSeconds,
     });
