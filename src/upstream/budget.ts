@@ -17,12 +17,18 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  * leaves the window (network and connection-setup delays cannot push two windows' worth together).
  */
 export interface BudgetStore {
-  /** Takes a slot at `now` if fewer than `limit` are counted; else says when one frees (Infinity: when a call finishes). */
+  /**
+   * Takes a slot at `now` if fewer than `limit` are counted; else says when one frees (Infinity:
+   * when a call finishes). `lane`: which side of the background lane's floor the call is on, for a
+   * store shared by replicas (see BackgroundLane); a store of one replica may ignore it, the
+   * budget's queue keeps the floor there by its order.
+   */
   take(
     licensee: string,
     now: number,
     limit: number,
     windowMs: number,
+    lane?: BackgroundLane,
   ): Promise<{ taken: true; slot: string } | { taken: false; freeAt: number }>;
   /** The call of this slot finished at `at`: from then on the slot leaves the window after windowMs. */
   finish(licensee: string, slot: string, at: number): Promise<void>;
@@ -33,6 +39,21 @@ export interface BudgetStore {
    * waiters which found every slot in flight (no time to wake at) look again.
    */
   onSlotFreed?(listener: (licensee: string) => void): void;
+}
+
+/**
+ * The background lane's floor across replicas. One replica polls a feed (the lease's holder) while
+ * every replica's users spend the same budget, and its queue alone cannot keep the floor: the other
+ * replicas' interactive calls took each slot as it freed, and most of the feeds' polls were refused
+ * (S9, 30 minutes: 13–16 polls a minute of 22 refused). So a shared store keeps `floor` slots of
+ * each window for background calls while any replica's background calls asked for a slot in the
+ * last window: a `background` take counts against the floor, and every other take counts up to
+ * `limit` less what is left of the floor.
+ */
+export interface BackgroundLane {
+  background: boolean;
+  /** Slots a window kept for background calls (BACKGROUND_SHARE of the limit). */
+  floor: number;
 }
 
 interface SlotEntry {
@@ -307,6 +328,11 @@ export class RateBudget {
     return q;
   }
 
+  /** The background lane's floor: slots a window (BACKGROUND_SHARE). */
+  private backgroundFloor(queue: Queue): number {
+    return Math.floor(queue.effectiveLimit * BACKGROUND_SHARE);
+  }
+
   /** The slots a read-ahead may count up to (see HEADROOM_SHARE). */
   private headroomLimit(queue: Queue): number {
     return Math.floor(queue.effectiveLimit * HEADROOM_SHARE);
@@ -341,9 +367,13 @@ export class RateBudget {
         const head = queue.waiters[0];
         if (!head) break;
         const limit = head.onlyIfFree ? this.headroomLimit(queue) : queue.effectiveLimit;
+        const lane = {
+          background: head.priority === 'background' && !head.onlyIfFree,
+          floor: this.backgroundFloor(queue),
+        };
         const slot =
           limit > 0
-            ? await this.store.take(licensee, now, limit, this.options.windowMs)
+            ? await this.store.take(licensee, now, limit, this.options.windowMs, lane)
             : { taken: false as const, freeAt: Infinity };
         if (!slot.taken) {
           // Without headroom it is refused, not queued; a call queued ahead of it meanwhile is served next pass.
@@ -381,7 +411,7 @@ export class RateBudget {
     queue.backgroundSends = queue.backgroundSends.filter((at) => at > now - this.options.windowMs);
     let ahead = queue.waiters.findIndex((w) => !w.promoted);
     if (ahead < 0) return;
-    let room = Math.floor(queue.effectiveLimit * BACKGROUND_SHARE) - queue.backgroundSends.length - ahead;
+    let room = this.backgroundFloor(queue) - queue.backgroundSends.length - ahead;
     for (let at = ahead; room > 0 && at < queue.waiters.length; at++) {
       const waiter = queue.waiters[at]!;
       if (waiter.priority !== 'background' || waiter.onlyIfFree || waiter.promoted) continue;

@@ -100,6 +100,28 @@ describe.skipIf(!serverPath)('Redis stores shared by replicas', () => {
     expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(9);
   });
 
+  it('the background lane keeps its floor across replicas: while one replica’s polls ask, the others’ calls leave a tenth of each window to them', async () => {
+    const windowMs = 60_000;
+    const [a, b] = await replicas(2, windowMs);
+    const now = Date.now();
+    const lane = (background: boolean) => ({ background, floor: 2 });
+    const takes = async (store: SharedStores, count: number, background: boolean) => {
+      let taken = 0;
+      for (let i = 0; i < count; i++)
+        if ((await store.budget.take('1001', now, 10, windowMs, lane(background))).taken) taken++;
+      return taken;
+    };
+    // Nobody polls: replica A's users may take the whole window.
+    expect(await takes(a!, 5, false)).toBe(5);
+    // Replica B's poll asks; from then on A's users leave the floor's two slots.
+    expect(await takes(b!, 1, true)).toBe(1);
+    expect(await takes(a!, 5, false)).toBe(3);
+    expect(await takes(b!, 1, true)).toBe(1);
+    // The window is full (the floor spent): a poll past it waits like anyone's call.
+    expect(await takes(b!, 1, true)).toBe(0);
+    expect(await takes(a!, 1, false)).toBe(0);
+  });
+
   it('replicas wait in order: one replica’s queue is served first come, first served', async () => {
     const windowMs = 150;
     const [a] = await replicas(1, windowMs);

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisConnection } from '../../redis/connection.ts';
-import type { BudgetStore } from '../budget.ts';
+import type { BackgroundLane, BudgetStore } from '../budget.ts';
 
 /**
  * The rolling-window budget in Redis, shared by every replica: per licensee two sorted sets, the
@@ -10,18 +10,38 @@ import type { BudgetStore } from '../budget.ts';
  * replica whose waiters found only calls in flight (no time to wake at) pumps again.
  */
 
-/** Prunes, then takes a slot when fewer than the limit are counted; else answers when one frees. */
+/**
+ * Prunes, then takes a slot when fewer than the limit are counted; else answers when one frees.
+ * KEYS: done, flying, the background lane's takes (scored by when taken), the lane's last ask.
+ * ARGV: now, limit, slot, flying until, lane ('b' background, 'f' any other, '' none), floor, window.
+ * The lane (BackgroundLane in budget.ts): a background take marks the lane as asking for a window
+ * and counts against its floor; any other take leaves what is left of the floor while it asks.
+ */
 const TAKE = `
 local now = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local flyingUntil = tonumber(ARGV[4])
+local lane = ARGV[5]
+local floor = tonumber(ARGV[6])
+local windowMs = tonumber(ARGV[7])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if lane == 'b' then
+  redis.call('SET', KEYS[4], '1', 'PX', windowMs)
+elseif lane == 'f' and floor > 0 and redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - windowMs)
+  local left = floor - redis.call('ZCARD', KEYS[3])
+  if left > 0 then limit = math.max(1, limit - left) end
+end
 local done = redis.call('ZCARD', KEYS[1])
 local flying = redis.call('ZCARD', KEYS[2])
 if done + flying < limit then
   redis.call('ZADD', KEYS[2], flyingUntil, ARGV[3])
   redis.call('PEXPIRE', KEYS[2], math.ceil(flyingUntil - now))
+  if lane == 'b' then
+    redis.call('ZADD', KEYS[3], now, ARGV[3])
+    redis.call('PEXPIRE', KEYS[3], windowMs)
+  end
   return {1}
 end
 local index = done + flying - limit
@@ -74,10 +94,15 @@ type ScriptClient = Redis & {
   budgetTake(
     done: string,
     flying: string,
+    backgroundTakes: string,
+    backgroundAsked: string,
     now: number,
     limit: number,
     slot: string,
     flyingUntil: number,
+    lane: '' | 'b' | 'f',
+    floor: number,
+    windowMs: number,
   ): Promise<[number, string?]>;
   budgetRecord(done: string, flying: string, ...args: (string | number)[]): Promise<number>;
 };
@@ -104,7 +129,7 @@ export class RedisBudgetStore implements BudgetStore {
     const client = connection.commands;
     // Once per connection: several stores of one process (tests) share it.
     if (!('budgetTake' in client)) {
-      client.defineCommand('budgetTake', { numberOfKeys: 2, lua: TAKE });
+      client.defineCommand('budgetTake', { numberOfKeys: 4, lua: TAKE });
       client.defineCommand('budgetRecord', { numberOfKeys: 2, lua: RECORD });
     }
   }
@@ -121,15 +146,19 @@ export class RedisBudgetStore implements BudgetStore {
     this.listeners.push(listener);
   }
 
-  async take(licensee: string, now: number, limit: number, windowMs: number) {
+  async take(licensee: string, now: number, limit: number, windowMs: number, lane?: BackgroundLane) {
     const slot = `${this.connection.replicaId}:${++this.next}`;
     const heardBefore = this.heard.get(licensee) ?? 0;
     const [taken, freeAt] = await this.redis.budgetTake(
       ...this.keys(licensee),
+      ...this.laneKeys(licensee),
       now,
       limit,
       slot,
       now + this.options.longestCallMs + windowMs,
+      lane ? (lane.background ? 'b' : 'f') : '',
+      lane?.floor ?? 0,
+      windowMs,
     );
     if (taken === 1) return { taken: true as const, slot };
     // A slot freed while the script ran: the waiter's pump may have been busy, so it must look again.
@@ -166,8 +195,14 @@ export class RedisBudgetStore implements BudgetStore {
   }
 
   private keys(licensee: string): [string, string] {
-    // The braces keep both keys of a licensee in one slot of a Redis Cluster.
+    // The braces keep every key of a licensee in one slot of a Redis Cluster.
     const base = `${this.connection.prefix}budget:{${licensee}}`;
     return [`${base}:done`, `${base}:flying`];
+  }
+
+  /** The background lane's takes in the window, and its last ask (BackgroundLane). */
+  private laneKeys(licensee: string): [string, string] {
+    const base = `${this.connection.prefix}budget:{${licensee}}`;
+    return [`${base}:background`, `${base}:background-asked`];
   }
 }

@@ -1,5 +1,5 @@
 import type { RedisConnection } from '../../redis/connection.ts';
-import type { BudgetStore } from '../budget.ts';
+import type { BackgroundLane, BudgetStore } from '../budget.ts';
 import type { OwnSend, RedisBudgetStore } from './redis-budget.ts';
 
 type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
@@ -55,12 +55,12 @@ export class FallbackBudgetStore implements BudgetStore {
     this.shared.onSlotFreed(listener);
   }
 
-  async take(licensee: string, now: number, limit: number, windowMs: number) {
+  async take(licensee: string, now: number, limit: number, windowMs: number, lane?: BackgroundLane) {
     this.limits.set(licensee, limit);
     const sends = this.sendsOf(licensee, now);
     if (!this.local) {
       try {
-        const answer = await this.shared.take(licensee, now, limit, windowMs);
+        const answer = await this.shared.take(licensee, now, limit, windowMs, lane);
         this.slowInARow = 0;
         if (answer.taken) sends.set(answer.slot, { slot: answer.slot, takenAt: now });
         return answer;
