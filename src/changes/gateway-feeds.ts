@@ -51,7 +51,11 @@ export function baselineRetryMs(error: unknown, attempt: number): number | undef
 export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSettings): FeedRegistry {
   const createFeed = (licensee: UpstreamAccount, eventId: number) =>
     new ChangeFeed({
-      source: upstreamSource(upstream, licensee, eventId, { priority: 'background', fresh: true }),
+      source: upstreamSource(upstream, licensee, eventId, {
+        priority: 'background',
+        wholePriority: 'bulk',
+        fresh: true,
+      }),
       intervalMs: settings.intervalMs,
       serviceNow: () => upstream.serviceNow(),
       baselineRetryMs,

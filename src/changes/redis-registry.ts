@@ -525,6 +525,12 @@ class SharedFeed {
     }
     const whole = this.dirty;
     if (changes.length === 0 && !whole) return;
+    // While its baseline read goes on, the poller knows only part of the event: a successor must
+    // not take that for all of it (it reads its own baseline instead); the whole is written after.
+    if (!poller.baselineRead()) {
+      this.dirty = true;
+      return;
+    }
     const { latest, baseline, seen } = poller.state();
     const entries: Iterable<[number, SeenRecord]> = whole ? seen : changes.map(seenAfter);
     const args: (string | number)[] = [

@@ -6,6 +6,8 @@ import { withDefaults } from '../upstream/record-view.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {
+  /** The priority of a read of every record (a feed's baseline), when not `priority`. */
+  wholePriority?: CallOptions['priority'];
   /**
    * A poll's read: it must see the service, not a page kept for UPSTREAM_PAGE_TTL_MS, and keeps no
    * page (neither cached nor as a stale copy: a large event's pages would stay in memory).
@@ -22,14 +24,17 @@ export function upstreamSource(
   upstream: UpstreamClient,
   licensee: UpstreamAccount,
   eventId: number,
-  { fresh = false, ...options }: SourceOptions = {},
+  { fresh = false, wholePriority, ...options }: SourceOptions = {},
 ): FeedSource {
-  const callOptions = fresh ? { ...options, keep: false } : options;
+  const base = fresh ? { ...options, keep: false } : options;
+  const callOptions = (modifiedAfter?: string) =>
+    !modifiedAfter && wholePriority ? { ...base, priority: wholePriority } : base;
   const criteria = (modifiedAfter?: string) => (modifiedAfter ? { modifiedAfterDate: modifiedAfter } : {});
   return {
-    read: (modifiedAfter) => readReservations(upstream, licensee, eventId, criteria(modifiedAfter), callOptions),
+    read: (modifiedAfter) =>
+      readReservations(upstream, licensee, eventId, criteria(modifiedAfter), callOptions(modifiedAfter)),
     pages: (modifiedAfter, firstPage) =>
-      reservationPages(upstream, licensee, eventId, criteria(modifiedAfter), callOptions, firstPage),
+      reservationPages(upstream, licensee, eventId, criteria(modifiedAfter), callOptions(modifiedAfter), firstPage),
   };
 }
 

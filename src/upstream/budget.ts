@@ -102,11 +102,14 @@ function freeTimes(slots: SlotEntry[], windowMs: number): number[] {
 /**
  * Who goes first when the queue must choose: `interactive` (what a user waits to see first: first
  * pages, counts, lookups, writes), then `deep` (pages past the first of a list), then `background`
- * (the change feeds' polling, read-ahead). Stable within a class: FIFO.
+ * (the change feeds' polling, a subscription's replay, read-ahead), then `bulk` (a feed's baseline
+ * read: every page of an event). Stable within a class: FIFO. `background` and `bulk` share the
+ * background lane's floor, `background` first: a baseline of 26 pages took the floor's every slot
+ * and the polls of the feeds already running were refused (S9: 79 of them in 6 minutes).
  */
-export type CallPriority = 'interactive' | 'deep' | 'background';
+export type CallPriority = 'interactive' | 'deep' | 'background' | 'bulk';
 
-const RANK: Record<CallPriority, number> = { interactive: 0, deep: 1, background: 2 };
+const RANK: Record<CallPriority, number> = { interactive: 0, deep: 1, background: 2, bulk: 3 };
 
 /**
  * A read-ahead takes a slot only while, counting it, no more than this share of the licensee's
@@ -160,6 +163,8 @@ interface Queue {
   repump: boolean;
   /** When queued background calls were given a slot, within the last window (BACKGROUND_SHARE). */
   backgroundSends: number[];
+  /** Those of them that were a baseline's pages (`bulk`): at most half the floor. */
+  bulkSends: number[];
 }
 
 /** How many windows ahead callers refused at once are spread over. */
@@ -323,6 +328,7 @@ export class RateBudget {
           promised: [],
           repump: false,
           backgroundSends: [],
+          bulkSends: [],
         }),
       );
     return q;
@@ -368,7 +374,7 @@ export class RateBudget {
         if (!head) break;
         const limit = head.onlyIfFree ? this.headroomLimit(queue) : queue.effectiveLimit;
         const lane = {
-          background: head.priority === 'background' && !head.onlyIfFree,
+          background: inLane(head),
           floor: this.backgroundFloor(queue),
         };
         const slot =
@@ -393,7 +399,8 @@ export class RateBudget {
         }
         clearTimeout(waiter.timer);
         if (queue.probing) queue.probeSlot = slot.slot;
-        if (waiter.priority === 'background' && !waiter.onlyIfFree) queue.backgroundSends.push(now);
+        if (inLane(waiter)) queue.backgroundSends.push(now);
+        if (inLane(waiter) && waiter.priority === 'bulk') queue.bulkSends.push(now);
         waiter.resolve(slot.slot);
       }
     } finally {
@@ -409,17 +416,26 @@ export class RateBudget {
    */
   private promote(queue: Queue, now: number): void {
     queue.backgroundSends = queue.backgroundSends.filter((at) => at > now - this.options.windowMs);
+    queue.bulkSends = queue.bulkSends.filter((at) => at > now - this.options.windowMs);
     let ahead = queue.waiters.findIndex((w) => !w.promoted);
     if (ahead < 0) return;
     let room = this.backgroundFloor(queue) - queue.backgroundSends.length - ahead;
-    for (let at = ahead; room > 0 && at < queue.waiters.length; at++) {
-      const waiter = queue.waiters[at]!;
-      if (waiter.priority !== 'background' || waiter.onlyIfFree || waiter.promoted) continue;
-      waiter.promoted = true;
-      queue.waiters.splice(at, 1);
-      queue.waiters.splice(ahead++, 0, waiter);
-      room--;
-    }
+    // Polls first, then a baseline's pages, which take at most half the floor: the polls of the
+    // feeds already running keep the other half whatever a baseline of many pages asks (CallPriority).
+    let bulkRoom =
+      Math.floor(this.backgroundFloor(queue) / 2) -
+      queue.bulkSends.length -
+      queue.waiters.slice(0, ahead).filter((w) => w.priority === 'bulk').length;
+    for (const priority of ['background', 'bulk'] as const)
+      for (let at = ahead; room > 0 && at < queue.waiters.length; at++) {
+        const waiter = queue.waiters[at]!;
+        if (waiter.priority !== priority || waiter.onlyIfFree || waiter.promoted) continue;
+        if (priority === 'bulk' && bulkRoom-- <= 0) break;
+        waiter.promoted = true;
+        queue.waiters.splice(at, 1);
+        queue.waiters.splice(ahead++, 0, waiter);
+        room--;
+      }
   }
 
   /**
@@ -523,6 +539,11 @@ export class RateBudget {
       w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now), 'deadline'));
     }
   }
+}
+
+/** Whether the waiter is in the background lane (its floor): a poll, a replay or a baseline's page, never a read-ahead. */
+function inLane(waiter: Waiter): boolean {
+  return (waiter.priority === 'background' || waiter.priority === 'bulk') && !waiter.onlyIfFree;
 }
 
 /** A waiter's place in the queue's order: a moved background call counts as interactive, ahead of those after it. */

@@ -6,6 +6,7 @@ import { upstreamSource } from '../../src/changes/upstream-source.ts';
 import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { BadInputError, NotFoundError, RateLimitedError, UpstreamUnavailableError } from '../../src/upstream/errors.ts';
+import { until } from '../helpers/subscriptions.ts';
 
 /** A reservation as the upstream layer decodes it; `raw` is what the hash reads. */
 function reservation(
@@ -300,5 +301,63 @@ describe('a feed’s baseline read that fails for a moment', () => {
     expect(baselineRetryMs(new RateLimitedError(60), 1)).toBe(15_000);
     expect(baselineRetryMs(new BadInputError('eventId: out of range', 'eventId'), 1)).toBeUndefined();
     expect(baselineRetryMs(new Error('a bug'), 1)).toBeUndefined();
+  });
+});
+
+describe('a feed polls while its baseline read goes on (issue 28)', () => {
+  it('tells a change made during a long baseline read before the read ends, and a record first seen cancelled only once the read says whether it was cancelled before', async () => {
+    const old = '2027-01-15T12:00:00+00:00';
+    // Two pages of the service's 1000; reservation 1200 (on page 2) was cancelled long ago.
+    const before = Array.from({ length: 1_500 }, (_, n) =>
+      reservation(n + 1, { createdDate: old, modifiedDate: old, status: n + 1 === 1200 ? 'cancelled' : 'new' }),
+    );
+    let service = before;
+    let openPage2!: () => void;
+    const page2 = new Promise<void>((resolve) => (openPage2 = resolve));
+    const source: FeedSource = {
+      read: async () => {
+        throw new Error('read page by page');
+      },
+      async *pages(modifiedAfter, firstPage = 1) {
+        if (modifiedAfter) {
+          yield service.filter((r) => Date.parse(r.modifiedDate as unknown as string) >= Date.parse(modifiedAfter));
+          return;
+        }
+        // The baseline: page 2 as the service held it when the read began, answered late.
+        const snapshot = service;
+        for (let page = firstPage; page <= 2; page++) {
+          if (page === 2) await page2;
+          yield snapshot.slice((page - 1) * 1000, page * 1000);
+        }
+      },
+    };
+    const feed = new ChangeFeed({
+      source,
+      intervalMs: 10,
+      budgetUsed: async () => 0,
+      serviceNow: () => Date.parse('2027-01-15T12:05:30Z'),
+    });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    const started = feed.start({ askedAt: Date.now() });
+    // While page 2 is awaited: a booking, and a note on the long-cancelled reservation.
+    const now = '2027-01-15T12:05:00+00:00';
+    service = [
+      ...before.map((r) =>
+        r.reservationNumber === 1200
+          ? reservation(1200, { createdDate: old, modifiedDate: now, status: 'cancelled', note: 'late' })
+          : r,
+      ),
+      reservation(1501, { createdDate: now, modifiedDate: now }),
+    ];
+    await until(() => told.length > 0, 5_000);
+    expect(told).toEqual(['CREATED 1501']);
+    expect(feed.baselineRead()).toBe(false);
+    openPage2();
+    await started;
+    feed.stop();
+    // Cancelled before the feed began (the read's page 2 says so): a change, not a cancellation.
+    expect(told).toEqual(['CREATED 1501', 'CHANGED 1200']);
+    expect(feed.baselineRead()).toBe(true);
   });
 });

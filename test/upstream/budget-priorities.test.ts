@@ -116,6 +116,32 @@ describe('RateBudget priorities', () => {
     ]);
   });
 
+  it('gives a baseline’s pages at most half the background lane’s floor: the feeds’ polls keep the other half', async () => {
+    // 40 a window: a floor of 4 background calls a window, of which 2 for a baseline's pages.
+    const budget = new RateBudget({ limit: 40, windowMs: 1_000, margin: 0 });
+    for (let i = 0; i < 40; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    const { started, outcomes } = take(budget, [
+      ...Array.from({ length: 4 }, (_, i) => [`baseline-${i + 1}`, 'bulk'] as [string, CallPriority]),
+      ...Array.from({ length: 10 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
+      ['poll-1', 'background'],
+      ['poll-2', 'background'],
+    ]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all(outcomes);
+    expect(started).toEqual([
+      // The first window that frees: the baseline's first page (alone when it came), then the polls
+      // ahead of its second (polls first), which ends its half of the floor; the first pages; the
+      // rest of the baseline last.
+      'baseline-1',
+      'poll-1',
+      'poll-2',
+      'baseline-2',
+      ...Array.from({ length: 10 }, (_, i) => `page-${i + 1}`),
+      'baseline-3',
+      'baseline-4',
+    ]);
+  });
+
   describe('a read-ahead (acquireIfFree)', () => {
     it('takes a free slot at once when nothing waits and the budget has headroom', async () => {
       const budget = new RateBudget({ limit: 10, windowMs: 1_000, margin: 0 });
