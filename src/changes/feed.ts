@@ -43,10 +43,10 @@ export interface ChangeFeedOptions {
   onPollError?: (error: unknown) => void;
   /**
    * How long to wait before reading a page of the baseline again after its `attempt`-th failure
-   * (ms), or undefined to fail the start (and every subscriber waiting on it). Without it, the
-   * first failure fails the start.
+   * (ms), or undefined to fail the start (and every subscriber waiting on it); `polling`: the
+   * feed polls already (the read is past its first page). Without it, the first failure fails the start.
    */
-  baselineRetryMs?: (error: unknown, attempt: number) => number | undefined;
+  baselineRetryMs?: (error: unknown, attempt: number, polling: boolean) => number | undefined;
   /**
    * The service's clock (ms), for the instant a fresh feed starts. Without it, every record the
    * baseline read sees is known (what changed during the read is not told).
@@ -110,6 +110,8 @@ export class ChangeFeed {
   private polls = 0;
   /** When (our clock) the latest read the feed finished began (-Infinity: none yet). */
   private lastReadBegan = -Infinity;
+  /** Ends the wait before a failed baseline page is read again. */
+  private cancelWait?: () => void;
   /** The baseline read has finished, or the feed resumed another's state (see `baselineRead`). */
   private knowsAll = false;
   /** Polling began while the baseline read goes on (see `start`). */
@@ -218,9 +220,17 @@ export class ChangeFeed {
         }
         return;
       } catch (error) {
-        const delay = this.options.baselineRetryMs?.(error, ++failures);
+        const delay = this.options.baselineRetryMs?.(error, ++failures, this.readingBaseline);
         if (delay === undefined || this.stopped) throw error;
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        // Cut short by `stop` (a wait may be a whole window).
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.cancelWait = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.cancelWait = undefined;
         if (this.stopped) return;
       }
     }
@@ -270,6 +280,7 @@ export class ChangeFeed {
 
   stop(): void {
     this.stopped = true;
+    this.cancelWait?.();
     clearTimeout(this.timer);
     this.timer = undefined;
   }

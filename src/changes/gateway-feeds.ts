@@ -26,19 +26,31 @@ export const leaseMsFor = (intervalMs: number) => Math.min(Math.max(intervalMs, 
 const BASELINE_RETRIES_MS = [1_000, 2_000, 4_000, 8_000];
 /** A spent budget's Retry-After is waited at most this long per retry. */
 const LONGEST_BASELINE_WAIT_MS = 15_000;
+/**
+ * Once the feed polls (its subscribers hear the changes), the rest of a baseline read refused for a
+ * spent budget waits its turn this many times (each its Retry-After, up to a window): about 20
+ * minutes at the service's one-minute window. A baseline of many pages in the background lane of a
+ * spent budget takes minutes (S9), and failing it would end every subscriber for nothing.
+ */
+const PATIENT_BASELINE_ATTEMPTS = 20;
+const LONGEST_PATIENT_WAIT_MS = 60_000;
 
 /**
  * A baseline page that failed for a passing cause (the service unreachable or answering 5xx, our
  * credentials refused while a revoked token is replaced, the budget spent) is read again, up to
- * four times (about 15 s, or the budget's Retry-After); an unknown event or a refused parameter fails at once.
+ * four times (about 15 s, or the budget's Retry-After); once the feed polls, a spent budget is
+ * waited out far longer (PATIENT_BASELINE_ATTEMPTS); an unknown event or a refused parameter fails at once.
  */
-export function baselineRetryMs(error: unknown, attempt: number): number | undefined {
-  if (!(error instanceof UpstreamError) || attempt > BASELINE_RETRIES_MS.length) return undefined;
-  if (error.code === ErrorCode.RATE_LIMITED)
-    return Math.min(
-      Math.max((error.details.retryAfterSeconds ?? 0) * 1_000, BASELINE_RETRIES_MS[attempt - 1]!),
-      LONGEST_BASELINE_WAIT_MS,
-    );
+export function baselineRetryMs(error: unknown, attempt: number, polling = false): number | undefined {
+  if (!(error instanceof UpstreamError)) return undefined;
+  if (error.code === ErrorCode.RATE_LIMITED) {
+    const retryAfterMs = (error.details.retryAfterSeconds ?? 0) * 1_000;
+    if (polling && attempt <= PATIENT_BASELINE_ATTEMPTS)
+      return Math.min(Math.max(retryAfterMs, 1_000), LONGEST_PATIENT_WAIT_MS);
+    if (attempt > BASELINE_RETRIES_MS.length) return undefined;
+    return Math.min(Math.max(retryAfterMs, BASELINE_RETRIES_MS[attempt - 1]!), LONGEST_BASELINE_WAIT_MS);
+  }
+  if (attempt > BASELINE_RETRIES_MS.length) return undefined;
   return error.code === ErrorCode.UPSTREAM_UNAVAILABLE || error.code === ErrorCode.UPSTREAM_ERROR
     ? BASELINE_RETRIES_MS[attempt - 1]
     : undefined;

@@ -299,6 +299,11 @@ describe('a feed’s baseline read that fails for a moment', () => {
     // A spent budget: its Retry-After, within 15 s.
     expect(baselineRetryMs(new RateLimitedError(6), 1)).toBe(6_000);
     expect(baselineRetryMs(new RateLimitedError(60), 1)).toBe(15_000);
+    // Once the feed polls, a spent budget is waited out: each Retry-After (up to a window), twenty times.
+    expect(baselineRetryMs(new RateLimitedError(90), 5, true)).toBe(60_000);
+    expect(baselineRetryMs(new RateLimitedError(3), 20, true)).toBe(3_000);
+    expect(baselineRetryMs(new RateLimitedError(3), 21, true)).toBeUndefined();
+    expect(baselineRetryMs(new UpstreamUnavailableError('503'), 5, true)).toBeUndefined();
     expect(baselineRetryMs(new BadInputError('eventId: out of range', 'eventId'), 1)).toBeUndefined();
     expect(baselineRetryMs(new Error('a bug'), 1)).toBeUndefined();
   });
