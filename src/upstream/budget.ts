@@ -43,12 +43,11 @@ export interface BudgetStore {
 
 /**
  * The background lane's floor across replicas. One replica polls a feed (the lease's holder) while
- * every replica's users spend the same budget, and its queue alone cannot keep the floor: the other
- * replicas' interactive calls took each slot as it freed, and most of the feeds' polls were refused
- * (S9, 30 minutes: 13–16 polls a minute of 22 refused). So a shared store keeps `floor` slots of
- * each window for background calls while any replica's background calls asked for a slot in the
- * last window: a `background` take counts against the floor, and every other take counts up to
- * `limit` less what is left of the floor.
+ * every replica's users spend the same budget, and its queue alone cannot keep the floor: each slot
+ * that frees goes to whichever replica takes it first, and the other replicas' users are many. So
+ * a shared store keeps `floor` slots of each window for background calls while any replica's
+ * background calls asked for a slot in the last window: a background take counts against the
+ * floor, and every other take counts up to `limit` less what is left of the floor.
  */
 export interface BackgroundLane {
   background: boolean;
