@@ -71,7 +71,10 @@ export async function openRedis(
     retryStrategy: (attempt: number) => Math.min(attempt * 100, 1_000),
   };
   const commands = new Redis(settings.url, options);
-  const subscriber = new Redis(settings.url, options);
+  // The subscriptions are made again here on each reconnection (below): ioredis's own
+  // (autoResubscribe) leaves its SUBSCRIBE's failure unhandled when Redis goes away again meanwhile,
+  // and an unhandled rejection ends a Node process.
+  const subscriber = new Redis(settings.url, { ...options, autoResubscribe: false });
   // Without a listener an 'error' event would throw; the stores notice failures on their commands.
   for (const client of [commands, subscriber]) client.on('error', () => {});
   try {
@@ -90,8 +93,12 @@ export async function openRedis(
   });
   let listeningSince: number | undefined = Date.now();
   subscriber.on('close', () => void (listeningSince = undefined));
-  // ioredis subscribes to every channel again as it gets ready (autoResubscribe).
-  subscriber.on('ready', () => void (listeningSince ??= Date.now()));
+  // Registered once connected: each 'ready' is a reconnection. Every channel is subscribed again
+  // (a failure: the next reconnection tries again).
+  subscriber.on('ready', () => {
+    if (listeners.size > 0) subscriber.subscribe(...listeners.keys()).catch(() => undefined);
+    listeningSince ??= Date.now();
+  });
   let lost = false;
   const reconnectListeners: (() => void)[] = [];
   commands.on('close', () => void (lost = true));
@@ -121,7 +128,7 @@ export async function openRedis(
         return unsubscribe;
       }
       listeners.set(full, [listener]);
-      // ioredis subscribes again by itself after a reconnection (autoResubscribe).
+      // Subscribed again after each reconnection (the 'ready' listener above).
       try {
         await subscriber.subscribe(full);
       } catch (error) {
