@@ -79,8 +79,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
   const lifetimes = new WeakMap<object, number>();
   // The store as one operation sees it: what it keeps or finds is noted as the operation's lifetime.
   const measuring = new ResponseStore(settings.limits ?? DEFAULT_STORE_LIMITS);
-  const hit = (store: ResponseStore, id: string, context: GatewayContext) => {
-    const answer = store.get(id);
+  const hit = (store: ResponseStore, id: string, context: GatewayContext, answer = store.get(id)) => {
     const remaining = answer && store.remainingTtl(id);
     if (remaining !== undefined) lifetimes.set(context, remaining);
     return answer;
@@ -89,8 +88,9 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     const store = keep ? storeOf(context) : undefined;
     return {
       get: (id) => {
-        if (!store?.get(id)) return undefined;
-        if (!settings.heardEveryDrop) return hit(store, id, context);
+        const kept = store?.get(id);
+        if (!store || !kept) return undefined;
+        if (!settings.heardEveryDrop) return hit(store, id, context, kept);
         // Read again once the check is answered: a drop heard meanwhile has removed it.
         return settings
           .heardEveryDrop(context.principal.licenseeId)
