@@ -487,10 +487,22 @@ export class RateBudget {
     const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
     queue.promised = queue.promised.filter((at) => at > now);
     let position = 0;
+    // The background lane's sends, past and projected, in order: when each frees a place in the floor.
+    const laneSends = [...queue.backgroundSends];
+    const floor = this.backgroundFloor(queue);
     for (const waiter of [...queue.waiters]) {
       // A moved background call goes ahead of the callers told to come back, too.
-      const startAt = this.projectedStart(queue, frees, position + (waiter.promoted ? 0 : queue.promised.length), now);
+      let startAt = this.projectedStart(queue, frees, position + (waiter.promoted ? 0 : queue.promised.length), now);
+      // A poll not moved yet is moved once a send of the lane leaves the window: it waits for that
+      // if it comes before its deadline, instead of being refused behind every first page. In turn,
+      // so the feeds polled together share the floor rather than the luckiest taking it every time.
+      if (!waiter.promoted && waiter.priority === 'background' && !waiter.onlyIfFree && floor > 0) {
+        const freeing = laneSends.length - floor;
+        const movedAt = freeing < 0 ? now : laneSends[freeing]! + this.options.windowMs;
+        startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, 0, movedAt)));
+      }
       if (startAt <= waiter.deadline) {
+        if (waiter.promoted || (waiter.priority === 'background' && !waiter.onlyIfFree)) laneSends.push(startAt);
         position++;
         continue;
       }

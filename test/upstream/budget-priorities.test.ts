@@ -116,6 +116,54 @@ describe('RateBudget priorities', () => {
     ]);
   });
 
+  it('keeps a poll past the floor waiting for the lane’s next place when that comes before its deadline, instead of refusing it behind every first page', async () => {
+    // 20 a window: a floor of 2. Two polls take the floor when the window frees at t0 + 1 s; a third
+    // is moved when the first of them leaves the window, at t0 + 2 s, ahead of the 38 pages still
+    // queued then (behind them it would wait until t0 + 3 s, past its deadline).
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    const t0 = Date.now();
+    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
+    const { started, outcomes } = take(budget, [
+      ['poll-1', 'background'],
+      ['poll-2', 'background'],
+      ...Array.from({ length: 40 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
+    ]);
+    await vi.advanceTimersByTimeAsync(0);
+    const third = take(budget, [['poll-3', 'background']], t0 + 2_500);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(budget.waiting('x')).toBe(43); // queued, not refused
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await Promise.all([...outcomes, ...third.outcomes])).toEqual(Array(43).fill(undefined));
+    expect(started.slice(0, 20)).toEqual([
+      'poll-1',
+      'poll-2',
+      ...Array.from({ length: 18 }, (_, i) => `page-${i + 1}`),
+    ]);
+    expect(third.started).toEqual(['poll-3']);
+    // poll-3 starts first in the second window, before page-19.
+    expect(started.indexOf('page-19')).toBe(20);
+  });
+
+  it('still refuses at once a poll whose place in the lane cannot come before its deadline', async () => {
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    const t0 = Date.now();
+    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
+    const { outcomes } = take(budget, [
+      ['poll-1', 'background'],
+      ['poll-2', 'background'],
+      ...Array.from({ length: 40 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
+    ]);
+    await vi.advanceTimersByTimeAsync(0);
+    const third = take(budget, [['poll-3', 'background']], t0 + 1_500);
+    await vi.advanceTimersByTimeAsync(0);
+    const [refused] = await Promise.all(third.outcomes);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).why).toBe('hopeless');
+    expect((refused as RateLimitedError).retryAfterSeconds).toBe(2);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all(outcomes);
+  });
+
   it('gives a baseline’s pages at most half the background lane’s floor: the feeds’ polls keep the other half', async () => {
     // 40 a window: a floor of 4 background calls a window, of which 2 for a baseline's pages.
     const budget = new RateBudget({ limit: 40, windowMs: 1_000, margin: 0 });
