@@ -16,6 +16,8 @@ export const S7_PAGE = 50;
 export const S7_STATUSES = ['NEW', 'ACCEPTED', 'CANCELLED', 'DECLINED'] as const;
 /** After each page, the chance a user starts over with another filter (a short list or a new search). */
 export const S7_RESTART = 0.25;
+/** The status a query is counted with when its connection failed before any answer came. */
+export const NO_ANSWER = 599;
 
 export const S7_QUERY = `query ($id: Int!, $after: String, $filter: ReservationFilter) { event(eventId: $id) { reservations(first: ${S7_PAGE}, after: $after, filter: $filter) { totalCount pageInfo { hasNextPage endCursor } edges { node { reservationNumber status arrivalDate hotel { name } } } } } }`;
 
@@ -108,7 +110,7 @@ export async function simulateTables(
         status = res.status;
         text = await res.text();
       } catch (error) {
-        status = 599; // the connection failed: a server error as far as the user is concerned
+        status = NO_ANSWER; // the connection failed: a server error as far as the user is concerned
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         text = `fetch failed: ${cause?.code ?? ''} ${cause?.message ?? (error as Error).message}`.trim();
       }

@@ -269,6 +269,7 @@ export function soakReport(f: SoakFigures): string {
       `${f.operationOutcomes.ok} (${f.operationOutcomes.stale}) / ${f.operationOutcomes.rateLimited} / ${f.operationOutcomes.errors} of ${f.operations}`,
     ],
     ['answers that were a 5xx or INTERNAL_SERVER_ERROR', String(v.serverErrors.length)],
+    ['S7 queries that got no answer (their connection failed)', String(v.noAnswer.length)],
     [
       'faults injected (of the calls the emulator logged) / token revocations',
       `${Object.entries(f.faults)
@@ -308,6 +309,7 @@ export function soakReport(f: SoakFigures): string {
   const notes = [
     ...v.missedExamples.map((m) => `- missed: ${m}`),
     ...v.serverErrors.slice(0, 5).map((e) => `- 5xx/INTERNAL_SERVER_ERROR: ${e}`),
+    ...v.noAnswer.slice(0, 5).map((e) => `- no answer: ${e}`),
   ];
   return `${lines.join('\n')}${notes.length ? `\n\n${notes.join('\n')}` : ''}`;
 }

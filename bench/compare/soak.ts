@@ -1,7 +1,7 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { sseData } from '../lib.ts';
-import { hotelsOf, seeded, simulateTables } from './s7.ts';
+import { hotelsOf, NO_ANSWER, seeded, simulateTables } from './s7.ts';
 import { S8_EVENTS } from './s8.ts';
 
 /**
@@ -106,6 +106,12 @@ export interface SoakRecord {
   writes: SoakWrite[];
   /** Answers (any door) that were a 5xx or carried INTERNAL_SERVER_ERROR: where and what. */
   serverErrors: string[];
+  /**
+   * S7 queries that got no answer at all: the connection failed (reset, refused) before a status
+   * came. Not answers, so not 5xx; counted apart because a process stopped for longer than its
+   * keep-alive timeout (a heap snapshot) resets the requests clients sent meanwhile.
+   */
+  noAnswer: string[];
   operations: number;
   operationOutcomes: { ok: number; rateLimited: number; errors: number; serverErrors: number; stale: number };
   revocations: number;
@@ -147,6 +153,7 @@ export interface SoakVerdict {
   /** Refused without doubt, yet applied. */
   refusedButApplied: number;
   serverErrors: string[];
+  noAnswer: string[];
   /** Whether nothing above failed. */
   ok: boolean;
 }
@@ -193,6 +200,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRecord> {
     bookingsRefused: 0,
     writes: [],
     serverErrors: [],
+    noAnswer: [],
     operations: 0,
     operationOutcomes: { ok: 0, rateLimited: 0, errors: 0, serverErrors: 0, stale: 0 },
     revocations: 0,
@@ -204,10 +212,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRecord> {
   let nextEvent = 0;
   const events = options.events ?? SOAK_EVENTS;
   const pickEvent = () => events[nextEvent++ % events.length]!;
-  const serverError = (where: string, text: string) => {
-    if (record.serverErrors.length < 1000)
-      record.serverErrors.push(`${new Date().toISOString()} ${where}: ${text.slice(0, 300)}`);
+  const note = (list: string[], where: string, text: string) => {
+    if (list.length < 1000) list.push(`${new Date().toISOString()} ${where}: ${text.slice(0, 300)}`);
   };
+  const serverError = (where: string, text: string) => note(record.serverErrors, where, text);
 
   await control(options.emulatorUrl, 'faults', options.faults ?? SOAK_FAULTS);
 
@@ -456,7 +464,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRecord> {
       options.urls.map((url, r) =>
         perReplica[r]! > 0
           ? simulateTables(url, hotels, perReplica[r]!, seconds, (status, text) => {
-              if (status >= 500 || text.includes(INTERNAL)) serverError(`S7 query ${status}`, text);
+              if (status === NO_ANSWER) note(record.noAnswer, 'S7 query', text);
+              else if (status >= 500 || text.includes(INTERNAL)) serverError(`S7 query ${status}`, text);
             })
           : null,
       ),
@@ -595,12 +604,14 @@ export function checkSoak(record: SoakRecord, log: readonly LoggedCall[]): SoakV
     refusals,
     refusedButApplied,
     serverErrors: record.serverErrors,
+    noAnswer: record.noAnswer,
     ok:
       missed === 0 &&
       unanswered === 0 &&
       lost === 0 &&
       twice === 0 &&
       refusedButApplied === 0 &&
-      record.serverErrors.length === 0,
+      record.serverErrors.length === 0 &&
+      record.noAnswer.length === 0,
   };
 }
