@@ -17,15 +17,19 @@
 // And what the built tree has only for development: `npm start` compiles (scripts/build.mjs, with
 // TypeScript) only where src/ is newer than dist/, and the image has no src/; source maps.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { nodeFileTrace, resolve as resolveDependency } from '@vercel/nft';
 
-const ENTRIES = ['dist/main.js', 'dist/emulator/main.js', 'scripts/start.mjs'];
+const ENTRIES = ['dist/main.js', 'dist/emulator/main.js'];
 /**
- * Read by `npm start` and by people, not loaded as modules. The lock file stays out: nothing installs
- * in the image, and scanners read each package's own package.json under node_modules.
+ * Read by `npm start` and by people. The lock file stays out: nothing installs in the image, and
+ * scanners read each package's own package.json under node_modules. `npm start` (scripts/start.mjs)
+ * loads its staleness check and dist/main.js, an entry already; traced itself, its `dist` folder
+ * (where it looks for the build's stamp) would bring every file of dist/, the modules dist/main.js
+ * holds bundled (scripts/build.mjs) and the packages they import.
  */
-const ALSO = ['package.json', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
+const ALSO = ['package.json', 'scripts/start.mjs', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
 /** Each traced package's licence and notice files: the licences of what the image distributes. */
 const LICENSE = /^(licen[cs]e|notice|copying)(\.\w+)?$/i;
 const NEVER_READ = [
@@ -52,6 +56,35 @@ if (existsSync(out) && readdirSync(out).length > 0) {
   process.exit(1);
 }
 
+/**
+ * What our modules load on use with a require they create (src/observability/tracing.ts loads
+ * OpenTelemetry that way): found in the transpiled modules of dist/, where each reads
+ * `require('<package>')`. The bundle dist/main.js holds the same code with the require renamed,
+ * which nft does not follow, so each is traced as an entry of its own, resolved as CommonJS.
+ */
+function requiredOnUse() {
+  const found = new Set();
+  for (const entry of readdirSync(join(tree, 'dist'), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const text = readFileSync(join(entry.parentPath, entry.name), 'utf8');
+    if (!text.includes('= createRequire(import.meta.url)')) continue;
+    for (const m of text.matchAll(/\brequire\('([^'.][^']*)'\)/g)) found.add(m[1]);
+  }
+  const require = createRequire(join(tree, 'dist', 'main.js'));
+  return [...found].map((specifier) => require.resolve(specifier));
+}
+
+/** The package.json of the package `file` belongs to: Node reads it to resolve the package's name. */
+function manifestOf(file) {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    if (basename(dirname(dir)) === 'node_modules' || basename(dirname(dirname(dir))) === 'node_modules')
+      if (existsSync(join(dir, 'package.json')) && JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name)
+        return relative(tree, join(dir, 'package.json'));
+  }
+  throw new Error(`trace: no package.json above ${file}`);
+}
+const onUse = requiredOnUse();
+
 const requiring = new Map();
 /** Whether `file` is one of ours (dist/) that makes a require with createRequire. */
 const createsRequire = (file) => {
@@ -60,27 +93,27 @@ const createsRequire = (file) => {
   }
   return requiring.get(file);
 };
-const { fileList, warnings } = await nodeFileTrace(
-  ENTRIES.map((entry) => join(tree, entry)),
-  {
-    base: tree,
-    processCwd: tree,
-    exportsOnly: true,
-    ignore: NEVER_READ,
-    resolve: async (id, parent, job, cjsResolve) => {
-      if (cjsResolve || !createsRequire(parent)) return resolveDependency(id, parent, job, cjsResolve);
-      const both = await Promise.all([true, false].map((cjs) => resolveDependency(id, parent, job, cjs)));
-      return [...new Set(both.flat())];
-    },
+const { fileList, warnings } = await nodeFileTrace([...ENTRIES.map((entry) => join(tree, entry)), ...requiredOnUse()], {
+  base: tree,
+  processCwd: tree,
+  exportsOnly: true,
+  ignore: NEVER_READ,
+  resolve: async (id, parent, job, cjsResolve) => {
+    if (cjsResolve || !createsRequire(parent)) return resolveDependency(id, parent, job, cjsResolve);
+    const both = await Promise.all([true, false].map((cjs) => resolveDependency(id, parent, job, cjs)));
+    return [...new Set(both.flat())];
   },
-);
+});
 // What nft could not resolve: optional peers a package tries and does without (ws' bufferutil,
 // @whatwg-node/fetch's node-libcurl) and a computed path it cannot follow (i18n-iso-countries'
 // locales, of which src/upstream/formats.ts loads English by name). Printed, not fatal: the image
 // test runs the image.
 for (const warning of warnings) console.error(`trace: ${String(warning.message ?? warning).split('\n')[0]}`);
 
-const packages = [...fileList].filter((path) => /(^|\/)node_modules\/(@[^/]+\/)?[^/]+\/package\.json$/.test(path));
+const onUseManifests = onUse.map(manifestOf);
+const packages = [...fileList, ...onUseManifests].filter((path) =>
+  /(^|\/)node_modules\/(@[^/]+\/)?[^/]+\/package\.json$/.test(path),
+);
 const licenses = packages.flatMap((manifest) => {
   const dir = dirname(manifest);
   return readdirSync(join(tree, dir))
@@ -90,7 +123,7 @@ const licenses = packages.flatMap((manifest) => {
 
 let bytes = 0;
 let files = 0;
-for (const path of new Set([...fileList, ...ALSO, ...licenses])) {
+for (const path of new Set([...fileList, ...onUseManifests, ...ALSO, ...licenses])) {
   const from = join(tree, path);
   const stat = statSync(from);
   if (!stat.isFile()) continue;

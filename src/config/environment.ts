@@ -1,15 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type CachedType, parseTtls } from '../operations/response-cache/ttls.ts';
+import { PACKAGE } from '../package-info.ts';
 import { isTimeZone } from '../upstream/formats.ts';
 import { type Licensee, readLicenseesFile } from './licensees.ts';
 import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 
 /** The environment → one validated Config. The only reader of process.env. */
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+const VERSION = PACKAGE.version;
 
 const int = (min: number, max: number) =>
   z.coerce

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import federation from '@apollo/federation-internals';
 import { AnyType, EntityType, entitiesField, ServiceType } from '@apollo/subgraph/dist/types.js';
 import { hasResolvableKey } from '@pothos/plugin-federation';
 import {
@@ -93,8 +93,6 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
  * added to the AST it prints.
  */
 function printSubgraphSchema(schema: GraphQLSchema): string {
-  const require = createRequire(import.meta.url);
-  const federation = require('@apollo/federation-internals') as typeof import('@apollo/federation-internals');
   const ast = withRouterCosts(federation.graphQLJSSchemaToAST(schema), schema);
   return federation.buildSubgraph(federation.FEDERATION_UNNAMED_SUBGRAPH_NAME, '', ast, false).toString();
 }

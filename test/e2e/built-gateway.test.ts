@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
-import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
+import { DIST, GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 
 /**
  * What `npm start` runs: the gateway compiled by scripts/build.mjs (dist/, built for the run by
@@ -60,6 +62,27 @@ describe('the built gateway (dist/main.js)', () => {
     expect(res.status).toBe(200);
     expect(body.data?.event.eventId).toBe(5001);
     expect(emulator.state.log.some((call) => call.endpoint === 'getevent')).toBe(true);
+  });
+
+  it('is one bundle: dist/main.js loads only its chunks, never the transpiled modules beside it (each would be a second copy in memory)', () => {
+    const bundle = readdirSync(DIST).filter((name) => name === 'main.js' || /^chunk-\w+\.js$/.test(name));
+    expect(bundle.length).toBeGreaterThan(1);
+    const relative = bundle.flatMap((name) =>
+      [...readFileSync(join(DIST, name), 'utf8').matchAll(/\b(?:from|import)\s*\(?\s*"(\.[^"]*)"/g)].map((m) => m[1]),
+    );
+    expect(relative.length).toBeGreaterThan(0);
+    expect(relative.filter((specifier) => !/^\.\/chunk-\w+\.js$/.test(specifier!))).toEqual([]);
+  });
+
+  it('answers the router’s `_service { sdl }` with federation’s printer, which the bundle holds once', async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ _service { sdl } }' }),
+    });
+    const body = (await res.json()) as { data?: { _service: { sdl: string } } };
+    expect(body.data?._service.sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.9"');
+    expect(body.data?._service.sdl).toContain('type Reservation');
   });
 
   it('serves GraphiQL with the example query, a file that is not TypeScript copied into dist', async () => {

@@ -54,12 +54,18 @@ function installedPackages(base: string, under = 'node_modules'): string[] {
   });
 }
 
+/** How scripts/build.mjs begins each file of the bundle. */
+const BUNDLE_BANNER = "import { createRequire as __bundleRequire } from 'node:module';";
+
 /** The bare module specifiers the compiled files import, statically or on use. */
 function importedPackages(dir: string): Set<string> {
   const names = new Set<string>();
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
     const text = readFileSync(join(entry.parentPath, entry.name), 'utf8');
+    // The bundle (dist/main.js and its chunks) holds packages' code, code generators' text among it;
+    // the modules it was made of are beside it, each as transpiled, and are read instead.
+    if (text.startsWith(BUNDLE_BANNER)) continue;
     // `require(…)` too: what loads only on use is required through createRequire.
     for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)) {
       const specifier = m[1]!;
