@@ -30,6 +30,23 @@ describe('RateBudget priorities', () => {
     return { started, outcomes };
   }
 
+  /**
+   * 20 a window (a floor of 2), the window full until t0 + 1 s; then two polls, which take the floor,
+   * and 40 first pages queued behind them.
+   */
+  async function floorTakenBeforeFortyPages() {
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    const t0 = Date.now();
+    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
+    const queued = take(budget, [
+      ['poll-1', 'background'],
+      ['poll-2', 'background'],
+      ...Array.from({ length: 40 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
+    ]);
+    await vi.advanceTimersByTimeAsync(0);
+    return { budget, t0, ...queued };
+  }
+
   it('serves first pages and counts before deep pages, and the background lane after both, in arrival order within each', async () => {
     const budget = new RateBudget({ limit: 1, windowMs: 100, margin: 0 });
     const held = await budget.acquire('x', Date.now() + 1_000);
@@ -120,15 +137,7 @@ describe('RateBudget priorities', () => {
     // 20 a window: a floor of 2. Two polls take the floor when the window frees at t0 + 1 s; a third
     // is moved when the first of them leaves the window, at t0 + 2 s, ahead of the 38 pages still
     // queued then (behind them it would wait until t0 + 3 s, past its deadline).
-    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
-    const t0 = Date.now();
-    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
-    const { started, outcomes } = take(budget, [
-      ['poll-1', 'background'],
-      ['poll-2', 'background'],
-      ...Array.from({ length: 40 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
-    ]);
-    await vi.advanceTimersByTimeAsync(0);
+    const { budget, t0, started, outcomes } = await floorTakenBeforeFortyPages();
     const third = take(budget, [['poll-3', 'background']], t0 + 2_500);
     await vi.advanceTimersByTimeAsync(0);
     expect(budget.waiting('x')).toBe(43); // queued, not refused
@@ -145,15 +154,7 @@ describe('RateBudget priorities', () => {
   });
 
   it('still refuses at once a poll whose place in the lane cannot come before its deadline', async () => {
-    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
-    const t0 = Date.now();
-    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
-    const { outcomes } = take(budget, [
-      ['poll-1', 'background'],
-      ['poll-2', 'background'],
-      ...Array.from({ length: 40 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
-    ]);
-    await vi.advanceTimersByTimeAsync(0);
+    const { budget, t0, outcomes } = await floorTakenBeforeFortyPages();
     const third = take(budget, [['poll-3', 'background']], t0 + 1_500);
     await vi.advanceTimersByTimeAsync(0);
     const [refused] = await Promise.all(third.outcomes);
