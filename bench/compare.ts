@@ -445,6 +445,8 @@ const docPath = new URL('../docs/benchmarks.md', import.meta.url);
 if (flags.only) {
   // Some scenarios: their parts alone; the chart and the goals stay the last full run's.
   for (const p of parts) console.log(`${p.text}\n`);
+  // The goals this run could judge, printed for the reader (the document keeps the last full run's).
+  if (goalList.length) console.log(`Goals this run judged (not written to the document):\n\n${goalTable(goalList)}\n`);
   writeFileSync(docPath, replaceParts(readFileSync(docPath, 'utf8'), parts, section));
   console.error(`wrote the parts ${parts.map((p) => p.id).join(', ')} of docs/benchmarks.md's compare section`);
 } else {

@@ -96,6 +96,38 @@ const known = (...xs: number[]) => xs.every((x) => Number.isFinite(x));
 const judge = (ok: boolean, ...xs: number[]): boolean | null => (known(...xs) ? ok : null);
 
 /**
+ * The goals of issue 28 (cost that stays flat) one compare run can judge: memory that follows the
+ * answer (S4b's peak at or below naive's, idle RSS at the ready line at most 90 MiB), walks faster
+ * than the wire (S5 at most 0.9 × direct REST, with at most 27 calls) and small answers at the
+ * wire's speed (S1 at least 0.7 × the emulator's own `getevent`, 50 connections).
+ */
+function costGoals(r: Results, idle: number): Goal[] {
+  const ours = med(r.load.S4b?.ours?.peakRss ?? []);
+  const naive = med(r.load.S4b?.naive?.peakRss ?? []);
+  const walk = ratio(med(r.walk.ours?.ms ?? []), med(r.walk.direct?.ms ?? []));
+  const calls = med(r.walk.ours?.calls ?? []);
+  const s1 = ratio(med(r.load.S1?.ours?.rps50 ?? []), med(r.load.S1?.direct?.rps50 ?? []));
+  return [
+    {
+      goal: "S4b: peak RSS at or below naive's (10 and 50 conn.)",
+      measured: `${show(ours)} vs ${show(naive)} MiB`,
+      met: judge(ours <= naive, ours, naive),
+    },
+    { goal: 'idle RSS at the ready line at most 90 MiB', measured: `${show(idle)} MiB`, met: judge(idle <= 90, idle) },
+    {
+      goal: "S5: at most 0.9 × the direct walk's time, with at most 27 upstream calls",
+      measured: `${show(walk, 2)} ×, ${show(calls)} calls`,
+      met: judge(walk <= 0.9 && calls <= 27, walk, calls),
+    },
+    {
+      goal: "S1: at least 0.7 × direct REST's throughput (50 conn.)",
+      measured: `${show(s1, 2)} ×`,
+      met: judge(s1 >= 0.7, s1),
+    },
+  ];
+}
+
+/**
  * The speed and thrift goals that one compare run can evaluate, on its medians: the first speed
  * issue's, and the bulk-read issue's where it sets a goal of its own (it wins where both do: S3
  * against Mesh, S5 against direct REST, idle RSS).
@@ -240,6 +272,7 @@ export function goals(r: Results): Goal[] {
     measured: `${show(idle)} MiB`,
     met: judge(idle < 100, idle),
   });
+  out.push(...costGoals(r, idle));
   const startup = med(Object.values(r.load).flatMap((systems) => systems.ours?.startupMs ?? []));
   out.push({
     goal: 'start to ready under 2 s (as the harness starts ours)',

@@ -118,6 +118,27 @@ describe('compare report', () => {
     expect(find(list, 'peak RSS under 300 MiB during S4b')?.met).toBe(false);
   });
 
+  it('judges issue 28’s goals: S4b’s peak against naive’s, idle RSS at most 90 MiB, S5 against direct with its calls, S1 against direct', () => {
+    const r = run();
+    r.load.S1!.direct = { ...emptyLoadCell(), rps50: [6000] };
+    r.load.S4b!.naive!.peakRss = [215];
+    r.load.S1!.ours!.idleRss = [77];
+    r.walk.ours!.calls = [26];
+    r.walk.ours!.ms = [310];
+    const list = goals(r);
+    expect(find(list, "S4b: peak RSS at or below naive's")).toMatchObject({ measured: '656 vs 215 MiB', met: false });
+    expect(find(list, 'idle RSS at the ready line at most 90 MiB')).toMatchObject({ measured: '77 MiB', met: true });
+    expect(find(list, "S5: at most 0.9 × the direct walk's time")).toMatchObject({
+      measured: '0.86 ×, 26 calls',
+      met: true,
+    });
+    expect(find(list, "S1: at least 0.7 × direct REST's throughput")).toMatchObject({ measured: '0.50 ×', met: false });
+    // Without direct REST in the run, S1's and S5's ratios are not judged.
+    const alone = goals(run());
+    expect(find(alone, "S1: at least 0.7 × direct REST's throughput")?.met).toBeNull();
+    expect(find(alone, "S4b: peak RSS at or below naive's")?.met).toBeNull();
+  });
+
   it('leaves unjudged what the run did not measure (no naive in S3, no Mesh in S6, no @stream run)', () => {
     const list = goals(run());
     expect(find(list, "S3 upstream calls (cold) at most 1/3 of naive's")?.met).toBeNull();
