@@ -434,7 +434,7 @@ ${parts.map((p) => part(p.id, p.text)).join('\n\n')}
 
 ![Upstream calls and throughput per scenario and system](images/compare.svg)
 
-Goals of issues 10 and 20 (where both set one, issue 20's), on this run's medians:
+Goals of issues 10 and 20 (where both set one, issue 20's) and of issue 28, on this run's medians:
 
 ${goalTable(goalList)}
 

@@ -17,11 +17,15 @@ import { newestSourceMtime, STAMP_FILE } from './staleness.mjs';
  *
  * Then the gateway's entry is bundled: dist/main.js is replaced by one module holding it and every
  * module it imports (ours and the packages'), without comments or blank space, and the modules it
- * imports only on use (Redis, the emulator, GraphiQL's page) as chunks beside it. A process that
+ * imports only on use (Redis, the emulator, graphql-jit) as chunks beside it. A process that
  * loads some 1,600 files keeps each one's source text in its heap; the bundle's is a fraction of
  * theirs, and packages' modules that nothing imports are left out: 77 MiB of RSS at ready instead of
- * 98–102 (docs/benchmarks.md). Names are kept, so stack traces read as they did; dist/main.js.map maps
- * them back to src/. The rest of dist/ stays as transpiled (the emulator's entry runs from it).
+ * 98–102 (docs/benchmarks.md). Identifiers are not minified, so stack traces keep their function
+ * names; where two modules' top-level names clash, esbuild suffixes one (cockatiel's
+ * `BrokenCircuitError2`, prom-client's `Counter3`), which a logged error's `type` then shows.
+ * esbuild's `keepNames` would restore those few and cost 7 MiB of RSS at ready (84 against 77).
+ * dist/main.js.map maps positions back to src/. The rest of dist/ stays as transpiled (the
+ * emulator's entry runs from it).
  * Resources the bundled code reads beside itself are copied next to the bundle too.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -76,8 +80,8 @@ console.log(
 );
 
 /**
- * Replaces `entry` by its bundle, chunks beside it (see the comment at the top). Two packages stay
- * packages of their own, imported from node_modules as before:
+ * Replaces `entry` by its bundle, chunks beside it (see the comment at the top). Three packages
+ * stay packages of their own, imported from node_modules as before:
  * - `graphql`: federation and OpenTelemetry, loaded on use with `require`, must meet the same copy
  *   of it as the schema (graphql-js checks that a schema's types come from its own copy);
  * - `undici`, CommonJS loaded on first use with `import()`: a bundled chunk of CommonJS offers only

@@ -7,7 +7,22 @@ import { join } from 'node:path';
  */
 
 /** What dist/ is built from: a change to any of these makes it stale. */
-export const BUILD_INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
+export const BUILD_INPUTS = [
+  'src',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'scripts/build.mjs',
+  'package-lock.json',
+  'node_modules/.package-lock.json',
+];
+
+/**
+ * The installed packages, which the bundle dist/main.js holds copies of: npm rewrites the second on
+ * every install, so an upgrade makes the bundle stale. Counted only in a tree with src/: a tree
+ * without sources (the image, a production install) is never built, and its own install is newer
+ * than the dist/ it was given.
+ */
+const DEPENDENCY_INPUTS = ['package-lock.json', 'node_modules/.package-lock.json'];
 
 /** The file in the output directory that records what a build was made from. */
 export const STAMP_FILE = '.build-stamp.json';
@@ -34,7 +49,8 @@ export function newestSourceMtime(root, inputs = BUILD_INPUTS) {
     if (stats.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
     else newest = Math.max(newest, stats.mtimeMs);
   };
-  for (const input of inputs) visit(join(root, input));
+  const withSources = statSync(join(root, 'src'), { throwIfNoEntry: false })?.isDirectory() ?? false;
+  for (const input of inputs) if (withSources || !DEPENDENCY_INPUTS.includes(input)) visit(join(root, input));
   return newest;
 }
 

@@ -110,7 +110,30 @@ const { fileList, warnings } = await nodeFileTrace([...ENTRIES.map((entry) => jo
 // test runs the image.
 for (const warning of warnings) console.error(`trace: ${String(warning.message ?? warning).split('\n')[0]}`);
 
-const onUseManifests = onUse.map(manifestOf);
+/**
+ * The packages the bundle holds copies of (dist/main.js and its chunks), read from their source
+ * maps: nft never sees them, but the image distributes their code, so it carries their package.json
+ * and licence as it does for a package it traced.
+ */
+function bundledManifests() {
+  const dist = join(tree, 'dist');
+  const found = new Set();
+  for (const name of readdirSync(dist).filter((file) => file.endsWith('.js.map'))) {
+    for (const source of JSON.parse(readFileSync(join(dist, name), 'utf8')).sources ?? []) {
+      const at = source.lastIndexOf('node_modules/');
+      if (at < 0) continue;
+      const [scope, name2] = source.slice(at + 'node_modules/'.length).split('/');
+      const dir = relative(
+        tree,
+        join(dist, source.slice(0, at), 'node_modules', scope.startsWith('@') ? join(scope, name2) : scope),
+      );
+      if (existsSync(join(tree, dir, 'package.json'))) found.add(join(dir, 'package.json'));
+    }
+  }
+  return [...found];
+}
+
+const onUseManifests = [...onUse.map(manifestOf), ...bundledManifests()];
 const packages = [...fileList, ...onUseManifests].filter((path) =>
   /(^|\/)node_modules\/(@[^/]+\/)?[^/]+\/package\.json$/.test(path),
 );

@@ -499,7 +499,9 @@ export class RateBudget {
       if (!waiter.promoted && waiter.priority === 'background' && !waiter.onlyIfFree && floor > 0) {
         const freeing = laneSends.length - floor;
         const movedAt = freeing < 0 ? now : laneSends[freeing]! + this.options.windowMs;
-        startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, 0, movedAt)));
+        // Once moved it goes first, behind the lane's calls still waiting ahead of it.
+        const laneAhead = laneSends.length - queue.backgroundSends.length;
+        startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, laneAhead, now)));
       }
       if (startAt <= waiter.deadline) {
         if (waiter.promoted || (waiter.priority === 'background' && !waiter.onlyIfFree)) laneSends.push(startAt);

@@ -74,7 +74,7 @@ describe('the built gateway (dist/main.js)', () => {
     expect(relative.filter((specifier) => !/^\.\/chunk-\w+\.js$/.test(specifier!))).toEqual([]);
   });
 
-  it('answers the router’s `_service { sdl }` with federation’s printer, which the bundle holds once', async () => {
+  it('answers the router’s `_service { sdl }` with federation’s printer, which the bundle now imports with the schema instead of requiring it on use', async () => {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

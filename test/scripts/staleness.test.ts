@@ -43,6 +43,21 @@ describe('newestSourceMtime and readStamp', () => {
     expect(isStale(newestSourceMtime(root), readStamp(join(root, 'dist')))).toBe(true);
   });
 
+  it('counts an install after the build where src/ is (the bundle holds the packages), and not in a tree without src/', () => {
+    const tree = mkdtempSync(join('test/artifacts', 'staleness-install-'));
+    mkdirSync(join(tree, 'src'));
+    mkdirSync(join(tree, 'node_modules'));
+    writeFileSync(join(tree, 'src/main.ts'), '');
+    writeFileSync(join(tree, 'node_modules/.package-lock.json'), '{}');
+    utimesSync(join(tree, 'src/main.ts'), 1_000, 1_000);
+    utimesSync(join(tree, 'node_modules/.package-lock.json'), 5_000, 5_000);
+    expect(newestSourceMtime(tree)).toBe(5_000_000);
+    // A production install: dist/ and the packages installed after it, no sources to build from.
+    rmSync(join(tree, 'src'), { recursive: true });
+    expect(newestSourceMtime(tree)).toBe(0);
+    rmSync(tree, { recursive: true, force: true });
+  });
+
   it('reads no stamp from a directory without one', () => {
     expect(readStamp(join(root, 'nowhere'))).toBeUndefined();
   });
