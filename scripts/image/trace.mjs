@@ -93,7 +93,7 @@ const createsRequire = (file) => {
   }
   return requiring.get(file);
 };
-const { fileList, warnings } = await nodeFileTrace([...ENTRIES.map((entry) => join(tree, entry)), ...requiredOnUse()], {
+const { fileList, warnings } = await nodeFileTrace([...ENTRIES.map((entry) => join(tree, entry)), ...onUse], {
   base: tree,
   processCwd: tree,
   exportsOnly: true,
