@@ -226,7 +226,10 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
     await until(() => polling().length === 1, 5_000);
     const followerTold: number[] = [];
     await join(replicas[1]!, followerTold);
-    // A polls for both; B hears A's changes on the topic.
+    // A polls for both; B hears A's changes on the topic. (A's first poll tells the seed's records,
+    // modified in the minute its subscriber came; when A publishes them after B's subscriber came,
+    // B catches up with a poller of its own first, which stops once it has.)
+    await until(() => polling().length === 1, 5_000);
     expect(polling()).toEqual(['A']);
     const [follower, holderTold] = [replicas[1]!, toldA];
 
@@ -253,6 +256,8 @@ describe.skipIf(!serverPath)('change feeds on Redis: what a replica did not hear
     await until(() => polling().length === 1, 5_000);
     const told: number[] = [];
     await join(replicas[1]!, told);
+    // As above: B may first catch up with what A published after B's subscriber came.
+    await until(() => polling().length === 1, 5_000);
     expect(polling()).toEqual(['A']);
     // B stops hearing the topic (its pub/sub connection is down): it polls for its own subscriber.
     replicas[1]!.deafen();
