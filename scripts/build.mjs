@@ -82,8 +82,9 @@ console.log(
 /**
  * Replaces `entry` by its bundle, chunks beside it (see the comment at the top). Three packages
  * stay packages of their own, imported from node_modules as before:
- * - `graphql`: federation and OpenTelemetry, loaded on use with `require`, must meet the same copy
- *   of it as the schema (graphql-js checks that a schema's types come from its own copy);
+ * - `graphql`: OpenTelemetry's GraphQL plugin, loaded on use with `require`, must meet the same
+ *   copy of it as the schema (graphql-js checks that a schema's types come from its own copy), and
+ *   the bundled CommonJS packages (federation's) then `require` that same copy too;
  * - `undici`, CommonJS loaded on first use with `import()`: a bundled chunk of CommonJS offers only
  *   its `default` to `import()`, where Node offers its named exports too (`Pool` was undefined);
  * - `@graphql-yoga/render-graphiql`, loaded with the first GraphiQL page: 9 MB of GraphiQL's own
