@@ -6,16 +6,6 @@ import { join } from 'node:path';
  * needs neither tsx nor TypeScript when dist/ is fresh.
  */
 
-/** What dist/ is built from: a change to any of these makes it stale. */
-export const BUILD_INPUTS = [
-  'src',
-  'tsconfig.json',
-  'tsconfig.build.json',
-  'scripts/build.mjs',
-  'package-lock.json',
-  'node_modules/.package-lock.json',
-];
-
 /**
  * The installed packages, which the bundle dist/main.js holds copies of: npm rewrites the second on
  * every install, so an upgrade makes the bundle stale. Counted only in a tree with src/: a tree
@@ -23,6 +13,9 @@ export const BUILD_INPUTS = [
  * than the dist/ it was given.
  */
 const DEPENDENCY_INPUTS = ['package-lock.json', 'node_modules/.package-lock.json'];
+
+/** What dist/ is built from: a change to any of these makes it stale. */
+export const BUILD_INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', ...DEPENDENCY_INPUTS];
 
 /** The file in the output directory that records what a build was made from. */
 export const STAMP_FILE = '.build-stamp.json';

@@ -496,7 +496,8 @@ export class RateBudget {
       // A poll not moved yet is moved once a send of the lane leaves the window: it waits for that
       // if it comes before its deadline, instead of being refused behind every first page. In turn,
       // so the feeds polled together share the floor rather than the luckiest taking it every time.
-      if (!waiter.promoted && waiter.priority === 'background' && !waiter.onlyIfFree && floor > 0) {
+      const poll = waiter.priority === 'background' && !waiter.onlyIfFree;
+      if (poll && !waiter.promoted && floor > 0) {
         const freeing = laneSends.length - floor;
         const movedAt = freeing < 0 ? now : laneSends[freeing]! + this.options.windowMs;
         // Once moved it goes first, behind the lane's calls still waiting ahead of it.
@@ -504,7 +505,7 @@ export class RateBudget {
         startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, laneAhead, now)));
       }
       if (startAt <= waiter.deadline) {
-        if (waiter.promoted || (waiter.priority === 'background' && !waiter.onlyIfFree)) laneSends.push(startAt);
+        if (poll || waiter.promoted) laneSends.push(startAt);
         position++;
         continue;
       }
