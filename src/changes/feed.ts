@@ -2,6 +2,7 @@ import type { ReservationModel } from '../resolvers/models.ts';
 import { readOrNull } from '../upstream/record-view.ts';
 import {
   changesAmong,
+  contentHash,
   inModificationOrder,
   instantOf,
   type ReservationChange,
@@ -67,9 +68,11 @@ export interface FeedState {
  * a baseline read where the records modified in or after that minute are changes still to tell
  * (a replica that heard the changes up to there from another's feed and must now poll itself).
  * `askedAt`: a fresh baseline read, as if started at that earlier instant of our clock (when the
- * first subscriber came: it is told what changed since, even what changed before the read began).
+ * first subscriber came: it is told what changed after, even what changed before the read began;
+ * see `start` for the minute it came in). `missed`: that replica may have missed changes told
+ * since then: every record modified from that minute on is told, as with `heardUpTo`.
  */
-export type FeedStart = { resume: FeedState } | { heardUpTo: number } | { askedAt: number };
+export type FeedStart = { resume: FeedState } | { heardUpTo: number } | { askedAt: number; missed?: boolean };
 
 /** Over this share of the budget used, polling slows down: interactive queries come first. */
 export const TIGHT_BUDGET = 0.8;
@@ -86,6 +89,19 @@ const LOOK_BACK_MS = 60_000;
  * network trip) may be ahead of the service's own: a read is taken to have begun this much earlier.
  */
 const CLOCK_MARGIN_MS = 2_000;
+/**
+ * The service's clock, read at a poll, earlier by more than this than the previous poll's reading
+ * and the time passed since predict: it stepped back (an NTP correction, a failover to a server
+ * whose clock lags), and what it writes now is dated before what the feed has seen.
+ */
+const STEP_BACK_MS = 5_000;
+/**
+ * A fresh feed's first page and the read of the minute after it, answered within this of its first
+ * subscriber's arrival, are the service as that subscriber found it. A change made in that time
+ * may be taken for what was there: the soak owes a subscriber the changes sent a second after it
+ * was accepted (bench/compare/soak.ts, OWED_AFTER_MS).
+ */
+const JOIN_READ_MS = 1_000;
 const minuteOf = (ms: number) => Math.floor(ms / 60_000) * 60_000;
 
 /**
@@ -121,6 +137,29 @@ export class ChangeFeed {
    * reached them: CANCELLED or CHANGED depends on what that read finds, so they are told after it.
    */
   private readonly undecided = new Map<number, ReservationModel>();
+  /**
+   * Records of the minute a fresh feed's first subscriber came in, first seen by its first page or
+   * the read right after it (see `start`): whether they are the service as that subscriber found it
+   * is decided once that read is answered.
+   */
+  private readonly foundAtJoin = new Map<number, ReservationModel>();
+  /**
+   * Records a fresh feed knows as its first subscriber found them though they were modified in the
+   * minute it came: the service keeps minutes, so whether they changed just before it came or just
+   * after is not known, and they are not told. Our own write that made that very state is after
+   * it, and tells it (see `record`).
+   */
+  private readonly untold = new Set<number>();
+  /**
+   * A fresh feed's records modified from this instant on (the service's clock: the minute after the
+   * one its first subscriber came in, that clock a little ahead of ours as known) changed after it
+   * came, however long after it the feed read them.
+   */
+  private toldFrom = Infinity;
+  /** The service's clock at the start of the latest two reads the feed finished, and ours then (ms), latest last. */
+  private readonly asked: { service: number; ours: number }[] = [];
+  /** The service's clock stepped back, and has not yet passed the latest change seen again. */
+  private clockBehind = false;
 
   constructor(private readonly options: ChangeFeedOptions) {}
 
@@ -146,6 +185,7 @@ export class ChangeFeed {
     const askedAt = from && 'askedAt' in from ? Math.min(from.askedAt, Date.now()) : Date.now();
     const began = Date.now();
     const heard = from && 'heardUpTo' in from ? from.heardUpTo : undefined;
+    const missed = heard !== undefined || (from !== undefined && 'askedAt' in from && from.missed === true);
     const { serviceNow } = this.options;
     let asked: number | undefined;
     let heardUpTo = Infinity;
@@ -158,9 +198,11 @@ export class ChangeFeed {
         asked = serviceNow ? serviceNow() - (Date.now() - askedAt) : Infinity;
         // The service keeps minutes: a record of the minute last heard of may have changed after it.
         heardUpTo = minuteOf(heard ?? asked);
+        if (asked !== Infinity) this.asked.push({ service: asked, ours: askedAt });
+        if (!missed) this.toldFrom = minuteOf(asked + CLOCK_MARGIN_MS) + 60_000;
       }
       const known: ReservationModel[] = [];
-      const fresh: ReservationModel[] = [];
+      let fresh: ReservationModel[] = [];
       for (const record of page) {
         const modified = instantOf(readOrNull(record, 'modifiedDate'));
         if (modified < heardUpTo) {
@@ -175,6 +217,16 @@ export class ChangeFeed {
         // The polls read from that minute on.
         this.covered = heardUpTo;
         this.readingBaseline = true;
+        if (!missed) {
+          // A fresh feed: the first page, and right after it the rest of the minute the first
+          // subscriber came in, are the service as that subscriber found it, when answered at once.
+          // Told, a record of that minute would be a change that never happened after it came; a
+          // record of that minute first seen by a later page or poll was not there then, and is one.
+          fresh = this.findAtJoin(fresh);
+          await this.readJoinMinute();
+          if (this.stopped) return;
+          this.decideAtJoin(Date.now() - askedAt <= JOIN_READ_MS);
+        }
         void this.schedule();
       }
       if (!this.readingBaseline) toTell.push(...fresh);
@@ -205,6 +257,74 @@ export class ChangeFeed {
   }
 
   /**
+   * Keeps the records of the first subscriber's minute first seen now (see `foundAtJoin`); answers
+   * the others to compare: those known already, those of a later minute (see `toldFrom`), and those
+   * found before in another state (they changed since the first page).
+   */
+  private findAtJoin(records: readonly ReservationModel[]): ReservationModel[] {
+    const compared: ReservationModel[] = [];
+    for (const record of records) {
+      const number = record.reservationNumber;
+      const found = this.foundAtJoin.get(number);
+      if (this.seen.has(number) || instantOf(readOrNull(record, 'modifiedDate')) >= this.toldFrom)
+        compared.push(record);
+      else if (!found) this.foundAtJoin.set(number, record);
+      else if (contentHash(found) !== contentHash(record)) {
+        this.foundAtJoin.delete(number);
+        compared.push(record);
+      }
+    }
+    return compared;
+  }
+
+  /**
+   * What the first page and the read after it found of the first subscriber's minute: the service
+   * as that subscriber found it when answered within JOIN_READ_MS of its arrival (known, not told),
+   * else changes (a read that waited, for the budget or for another replica, may have found what
+   * changed after it came: told rather than lost). A record our own write told meanwhile is known.
+   */
+  private decideAtJoin(prompt: boolean): void {
+    const found = [...this.foundAtJoin.values()].filter((record) => !this.seen.has(record.reservationNumber));
+    this.foundAtJoin.clear();
+    if (!prompt) return this.tell(changesAmong(this.decidable(found), this.seen, this.baseline));
+    remember(found, this.seen);
+    for (const record of found) {
+      this.untold.add(record.reservationNumber);
+      this.latest = Math.max(this.latest, instantOf(readOrNull(record, 'modifiedDate')));
+    }
+  }
+
+  /**
+   * A fresh feed's first poll, right after the first page: what it first sees is known as the first
+   * subscriber found it, what changed since the first page is told. Read again after a failure, as
+   * a baseline page is.
+   */
+  private async readJoinMinute(): Promise<void> {
+    for (let failures = 0; ; ) {
+      try {
+        return await this.poll(true);
+      } catch (error) {
+        const delay = this.options.baselineRetryMs?.(error, ++failures, true);
+        if (delay === undefined || this.stopped) throw error;
+        await this.pause(delay);
+        if (this.stopped) return;
+      }
+    }
+  }
+
+  /** Waits before a read is tried again, cut short by `stop` (a wait may be a whole window). */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.cancelWait = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.cancelWait = undefined;
+  }
+
+  /**
    * Every page of the baseline read; a page that fails is read again after `baselineRetryMs`
    * (pages already read are not), so that a passing fault (a 5xx, a revoked token, a spent
    * budget) does not end every subscriber waiting on the feed.
@@ -222,15 +342,7 @@ export class ChangeFeed {
       } catch (error) {
         const delay = this.options.baselineRetryMs?.(error, ++failures, this.readingBaseline);
         if (delay === undefined || this.stopped) throw error;
-        // Cut short by `stop` (a wait may be a whole window).
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.cancelWait = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.cancelWait = undefined;
+        await this.pause(delay);
         if (this.stopped) return;
       }
     }
@@ -239,10 +351,28 @@ export class ChangeFeed {
   /**
    * Records as the service holds them right after our own write: told at once as the changes they
    * are (no poll needed), and known from then on, so the poll that later reads them tells nothing.
+   * A record known in this very state as the first subscriber found it (`untold`) is told too:
+   * our write made that state, and the write came after the subscriber.
    */
   record(records: readonly ReservationModel[]): void {
     if (this.stopped) return;
+    for (const record of records) if (this.madeByOwnWrite(record)) this.seen.delete(record.reservationNumber);
     this.tell(changesAmong(records, this.seen, this.baseline));
+  }
+
+  /**
+   * Our own writes heard before this feed polled (another replica polled then): of these, only
+   * the records left untold in the very state the write made are told (an older state of any other
+   * record is no change).
+   */
+  recordOwed(records: readonly ReservationModel[]): void {
+    this.record(records.filter((record) => this.madeByOwnWrite(record)));
+  }
+
+  private madeByOwnWrite(record: ReservationModel): boolean {
+    return (
+      this.untold.has(record.reservationNumber) && this.seen.get(record.reservationNumber)?.hash === contentHash(record)
+    );
   }
 
   /** What the feed knows now (the map is the feed's own: read it before the next poll). */
@@ -291,26 +421,56 @@ export class ChangeFeed {
     return used > TIGHT_BUDGET ? this.options.intervalMs * STRETCH_FACTOR : this.options.intervalMs;
   }
 
-  /** One poll: reads what changed since the latest modification seen and tells the listeners. */
-  async poll(): Promise<void> {
-    // Back one minute before the latest change seen, and no further back than the minute of the
-    // last read finished (with nothing new, that read's minute holds nothing: one short page).
-    const from = Math.max(this.latest - LOOK_BACK_MS, minuteOf(this.covered));
-    const since = from === -Infinity ? undefined : new Date(from).toISOString();
+  /**
+   * One poll: reads what changed since the latest modification seen and tells the listeners.
+   * `atJoin`: a fresh feed's first (see `readJoinMinute`).
+   */
+  async poll(atJoin = false): Promise<void> {
     const began = Date.now();
     const asked = this.options.serviceNow?.();
+    const from = this.pollFrom(began, asked);
+    const since = from === -Infinity ? undefined : new Date(from).toISOString();
     const changes: ReservationChange[] = [];
     let stopped = false;
     for await (const page of pagesOf(this.options.source, since)) {
       if ((stopped = this.stopped)) break;
       // A record read again as it was is known by its hash: nothing of it is kept.
-      changes.push(...changesAmong(this.decidable(page), this.seen, this.baseline));
+      const compared = atJoin ? this.findAtJoin(page) : page;
+      changes.push(...changesAmong(this.decidable(compared), this.seen, this.baseline));
     }
     this.polls++;
     if (stopped || this.stopped) return;
     this.lastReadBegan = began;
-    if (asked !== undefined) this.covered = Math.max(this.covered, asked - CLOCK_MARGIN_MS);
+    if (asked !== undefined) {
+      // After a step back, what the read covers is dated on the clock as it is now.
+      this.covered =
+        from < minuteOf(this.covered) ? asked - CLOCK_MARGIN_MS : Math.max(this.covered, asked - CLOCK_MARGIN_MS);
+      this.asked.push({ service: asked, ours: began });
+      if (this.asked.length > 2) this.asked.shift();
+    }
     this.tell(changes.sort(inModificationOrder));
+  }
+
+  /**
+   * Where a poll reads from: back one minute before the latest change seen, and no further back
+   * than the minute of the last read finished (with nothing new, that read's minute holds nothing:
+   * one short page). The feed never assumes the service's clock only moves on: when it stepped
+   * back (it reads earlier than the last read's reading and the time passed since predict), the
+   * poll reads from where the clock may have stepped to, and until it has passed the latest change
+   * seen again, from the last read's minute on the clock as it is now. A record read again as it
+   * was is no change, so nothing is told twice.
+   */
+  private pollFrom(began: number, asked: number | undefined): number {
+    const last = this.asked.at(-1);
+    if (asked !== undefined && last && asked < last.service + (began - last.ours) - STEP_BACK_MS) {
+      this.clockBehind = true;
+      // The clock is known from the latest answer's Date: the read before the last one may already
+      // have been dated on the old clock, and answered on the new. The step came after it began.
+      const before = this.asked[0]!;
+      return minuteOf(asked - (began - before.ours) - CLOCK_MARGIN_MS);
+    }
+    this.clockBehind &&= asked !== undefined && asked + CLOCK_MARGIN_MS < this.latest;
+    return this.clockBehind ? minuteOf(this.covered) : Math.max(this.latest - LOOK_BACK_MS, minuteOf(this.covered));
   }
 
   /**
@@ -331,7 +491,10 @@ export class ChangeFeed {
   }
 
   private tell(changes: readonly ReservationChange[]): void {
-    for (const change of changes) this.latest = Math.max(this.latest, instantOf(change.modifiedAt));
+    for (const change of changes) {
+      this.latest = Math.max(this.latest, instantOf(change.modifiedAt));
+      this.untold.delete(change.reservation.reservationNumber);
+    }
     if (changes.length === 0) return;
     this.options.onChanges?.(changes);
     for (const listener of this.listeners) listener(changes);

@@ -50,6 +50,8 @@ type ScriptClient = RedisConnection['commands'] & {
 const WAITING_MS = 100;
 /** Changes told while Redis was away, kept to publish once it is back (the oldest go first). */
 const MAX_UNSHARED = 10_000;
+/** Our own writes' records kept while another replica polls (see SharedFeed.own). */
+const MAX_OWN_HEARD = 1_000;
 /** Changes remembered per feed to tell each only once. */
 const MAX_TOLD = 20_000;
 /** The pub/sub connection subscribes again just after it is back: counted as listening this much later. */
@@ -166,6 +168,10 @@ class SharedFeed {
   private heard = -Infinity;
   /** Keys of the changes told to this replica's subscribers, oldest first. */
   private readonly told = new Set<string>();
+  /** This replica's subscribers waited on another replica's feed (see `fromHeard`). */
+  private followed = false;
+  /** Our own writes' records heard while this replica had no poller (see `own`), oldest first. */
+  private ownHeard: ReservationModel[] = [];
   /** Changes this replica polled that other replicas have not been sent (Redis was away). */
   private unshared: ReservationChange[] = [];
   /** Whether Redis may hold less than the poller knows (a write failed): written whole at the next chance. */
@@ -400,6 +406,7 @@ class SharedFeed {
    * broke since the last step) catches up with a poller of its own, read from where it heard up to.
    */
   private async follow(listenedFrom: number, missed: boolean): Promise<Outcome> {
+    this.followed = true;
     if (this.role !== 'follower') {
       this.role = 'follower';
       this.unshared = [];
@@ -456,6 +463,8 @@ class SharedFeed {
     const poller = this.createFeed();
     poller.listen((changes) => this.polled(changes));
     this.poller = poller;
+    const owed = this.ownHeard;
+    this.ownHeard = [];
     try {
       await poller.start(from);
     } catch (error) {
@@ -463,6 +472,7 @@ class SharedFeed {
       if (this.poller === poller) this.poller = undefined;
       throw error;
     }
+    poller.recordOwed(owed);
   }
 
   private stopPoller(): void {
@@ -475,10 +485,14 @@ class SharedFeed {
   /**
    * From where this replica heard up to, or, when it heard nothing, from when its first subscriber
    * came (a poller that started the moment it began would miss what changed while this replica
-   * waited for another's baseline read, which that replica may have stopped before telling).
+   * waited for another's baseline read, which that replica may have stopped before telling). A
+   * fresh read tells nothing of that minute that the read finds as it was (feed.ts, `start`), unless
+   * this replica's subscribers waited on another replica, whose changes since they came it may
+   * have missed (`sinceJoined`: the holder published some): it tells that minute's records too.
    */
   private fromHeard(sinceJoined = false): FeedStart {
-    return sinceJoined || this.heard === -Infinity ? { askedAt: this.joinedAt } : { heardUpTo: this.heard };
+    if (this.heard !== -Infinity && !sinceJoined) return { heardUpTo: this.heard };
+    return { askedAt: this.joinedAt, missed: sinceJoined || this.followed };
   }
 
   /**
@@ -599,9 +613,16 @@ class SharedFeed {
     this.tell(message.changes);
   }
 
-  /** Records our own write changed: the poller, when it runs here, tells them (and shares them as it polled them). */
+  /**
+   * Records our own write changed: the poller, when it runs here, tells them (and shares them as it
+   * polled them). Without one, they are kept for a fresh read this replica may start (the holder
+   * may stop before telling them, and its successor's read cannot tell them from what was there
+   * before its subscribers came).
+   */
   own(records: readonly ReservationModel[]): void {
-    this.poller?.record(records);
+    if (this.poller) return this.poller.record(records);
+    this.ownHeard.push(...records);
+    if (this.ownHeard.length > MAX_OWN_HEARD) this.ownHeard.splice(0, this.ownHeard.length - MAX_OWN_HEARD);
   }
 
   /** Tells this replica's subscribers the changes they have not been told. */

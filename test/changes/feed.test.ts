@@ -134,13 +134,16 @@ describe('ChangeFeed (issue 11)', () => {
     feed.stop();
     expect(asked).toEqual([
       undefined,
+      // The minute the feed began in, read right after the first page (issue 36), then polled.
+      '2027-01-15T12:05:00.000Z',
       '2027-01-15T12:05:00.000Z',
       '2027-01-15T12:05:00.000Z',
       // Back one minute from the latest change (12:06), which the last read's minute (12:06) covers too.
       '2027-01-15T12:06:00.000Z',
       '2027-01-15T12:07:00.000Z',
     ]);
-    expect(pagesRead).toEqual([3, 1, 1, 1, 1]);
+    // The minute's read ends before the baseline read (it ran between its pages).
+    expect(pagesRead).toEqual([1, 3, 1, 1, 1, 1]);
     expect(told).toEqual(['CREATED 6']);
   });
 
@@ -317,6 +320,7 @@ describe('a feed polls while its baseline read goes on (issue 28)', () => {
       reservation(n + 1, { createdDate: old, modifiedDate: old, status: n + 1 === 1200 ? 'cancelled' : 'new' }),
     );
     let service = before;
+    let clock = Date.parse('2027-01-15T12:05:30Z');
     let openPage2!: () => void;
     const page2 = new Promise<void>((resolve) => (openPage2 = resolve));
     const source: FeedSource = {
@@ -336,33 +340,143 @@ describe('a feed polls while its baseline read goes on (issue 28)', () => {
         }
       },
     };
-    const feed = new ChangeFeed({
-      source,
-      intervalMs: 10,
-      budgetUsed: async () => 0,
-      serviceNow: () => Date.parse('2027-01-15T12:05:30Z'),
-    });
+    const feed = new ChangeFeed({ source, intervalMs: 10, budgetUsed: async () => 0, serviceNow: () => clock });
     const told: string[] = [];
     feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
     const started = feed.start({ askedAt: Date.now() });
-    // While page 2 is awaited: a booking, and a note on the long-cancelled reservation.
-    const now = '2027-01-15T12:05:00+00:00';
+    // Page 1 read, then the rest of the minute the subscriber came in (the service as it found it).
+    await until(() => feed.pollCount() > 0, 5_000);
+    // While page 2 is awaited, in that minute (12:05): a booking, and a note on the long-cancelled
+    // reservation; in the next minute, another booking.
+    const joinMinute = '2027-01-15T12:05:00+00:00';
+    const nextMinute = '2027-01-15T12:06:00+00:00';
     service = [
       ...before.map((r) =>
         r.reservationNumber === 1200
-          ? reservation(1200, { createdDate: old, modifiedDate: now, status: 'cancelled', note: 'late' })
+          ? reservation(1200, { createdDate: old, modifiedDate: joinMinute, status: 'cancelled', note: 'late' })
           : r,
       ),
-      reservation(1501, { createdDate: now, modifiedDate: now }),
+      reservation(1501, { createdDate: joinMinute, modifiedDate: joinMinute }),
+      reservation(1502, { createdDate: nextMinute, modifiedDate: nextMinute }),
     ];
+    clock = Date.parse('2027-01-15T12:06:10Z');
     await until(() => told.length > 0, 5_000);
-    expect(told).toEqual(['CREATED 1501']);
+    expect(told).toEqual(['CREATED 1501', 'CREATED 1502']);
     expect(feed.baselineRead()).toBe(false);
     openPage2();
     await started;
     feed.stop();
     // Cancelled before the feed began (the read's page 2 says so): a change, not a cancellation.
-    expect(told).toEqual(['CREATED 1501', 'CHANGED 1200']);
+    expect(told).toEqual(['CREATED 1501', 'CREATED 1502', 'CHANGED 1200']);
     expect(feed.baselineRead()).toBe(true);
+  });
+});
+
+describe('a fresh feed tells only what changed after its first subscriber came (issue 36)', () => {
+  const joinMinute = '2027-01-15T12:05:00+00:00';
+
+  it('a booking of the minute the subscriber came, already in the baseline read, is no change; its next change is', async () => {
+    const script = scriptedSource([reservation(1, { createdDate: joinMinute, modifiedDate: joinMinute })]);
+    let clock = Date.parse('2027-01-15T12:05:40Z');
+    const feed = new ChangeFeed({
+      source: script.source,
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+      serviceNow: () => clock,
+    });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    await feed.start({ askedAt: Date.now() });
+    await feed.poll();
+    expect(told).toEqual([]);
+    clock = Date.parse('2027-01-15T12:06:20Z');
+    script.answer([
+      reservation(1, { createdDate: joinMinute, modifiedDate: '2027-01-15T12:06:00+00:00', status: 'cancelled' }),
+    ]);
+    await feed.poll();
+    feed.stop();
+    expect(told).toEqual(['CANCELLED 1']);
+  });
+
+  it('our own write that made the very state the baseline read saw in that minute is told once', async () => {
+    const booked = reservation(7, { createdDate: joinMinute, modifiedDate: joinMinute });
+    const script = scriptedSource([reservation(1), booked]);
+    const feed = new ChangeFeed({
+      source: script.source,
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+      serviceNow: () => Date.parse('2027-01-15T12:05:40Z'),
+    });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    await feed.start({ askedAt: Date.now() });
+    // An older state of another record (heard late) is no change; the write's record is.
+    feed.recordOwed([reservation(1, { note: 'older' }), booked]);
+    feed.record([booked]);
+    await feed.poll();
+    feed.stop();
+    expect(told).toEqual(['CREATED 7']);
+  });
+
+  it('a feed that may have missed changes (`missed`) tells the whole minute', async () => {
+    const script = scriptedSource([reservation(1, { createdDate: joinMinute, modifiedDate: joinMinute })]);
+    const feed = new ChangeFeed({
+      source: script.source,
+      intervalMs: 60_000,
+      budgetUsed: async () => 0,
+      serviceNow: () => Date.parse('2027-01-15T12:05:40Z'),
+    });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    await feed.start({ askedAt: Date.now(), missed: true });
+    feed.stop();
+    expect(told).toEqual(['CREATED 1']);
+  });
+});
+
+describe('a service clock that steps back (issue 36)', () => {
+  it('reads again from the minute the clock stepped to, telling what was made after the step once', async () => {
+    const records = [reservation(1, { modifiedDate: '2027-01-15T12:00:00+00:00' })];
+    let clock = Date.parse('2027-01-15T12:00:30Z');
+    const asked: (string | undefined)[] = [];
+    const source: FeedSource = {
+      read: async (modifiedAfter) => {
+        asked.push(modifiedAfter);
+        return records.filter(
+          (r) => !modifiedAfter || Date.parse(r.modifiedDate as unknown as string) >= Date.parse(modifiedAfter),
+        );
+      },
+    };
+    const feed = new ChangeFeed({ source, intervalMs: 60_000, budgetUsed: async () => 0, serviceNow: () => clock });
+    const told: string[] = [];
+    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    await feed.start();
+    // Five minutes ahead: a booking then is told.
+    clock += 5 * 60_000;
+    records.push(
+      reservation(2, { createdDate: '2027-01-15T12:05:00+00:00', modifiedDate: '2027-01-15T12:05:00+00:00' }),
+    );
+    await feed.poll();
+    // Three minutes back: a booking now is dated before the feed's latest change.
+    clock -= 3 * 60_000;
+    records.push(
+      reservation(3, { createdDate: '2027-01-15T12:02:00+00:00', modifiedDate: '2027-01-15T12:02:00+00:00' }),
+    );
+    await feed.poll();
+    clock += 10_000;
+    records.push(
+      reservation(4, { createdDate: '2027-01-15T12:02:00+00:00', modifiedDate: '2027-01-15T12:02:00+00:00' }),
+    );
+    await feed.poll();
+    await feed.poll();
+    feed.stop();
+    expect(told).toEqual(['CREATED 2', 'CREATED 3', 'CREATED 4']);
+    // Before the step: from the minute before the latest change; after it, from the minute the
+    // clock may have stepped to, then from the last read's minute on the clock as it is now.
+    expect(asked.slice(3)).toEqual([
+      '2027-01-15T12:02:00.000Z',
+      '2027-01-15T12:02:00.000Z',
+      '2027-01-15T12:02:00.000Z',
+    ]);
   });
 });

@@ -34,7 +34,8 @@ describe('our own writes', () => {
 
   it('setCustomFieldValue on a reservation is told as CHANGED with the new value before any poll, and once', async () => {
     const subscriber = await subscribeSse(fetch, server.url, { eventId: 5002 }, {}, QUERY);
-    await until(() => t.gateway.changeFeeds.active().some((feed) => feed.eventId === 5002));
+    // The feed has read the minute its subscriber came in (its first poll, right after the first page).
+    await until(() => pollsOf(5002) > 0);
     const created = await t.exec<{ createCustomField: { customField: { customFieldId: number } } }, undefined>(
       'mutation { createCustomField(input: { name: "Told at once", eventId: 5002 }) { customField { customFieldId } } }',
     );
@@ -93,7 +94,10 @@ describe('a feed that starts', () => {
         body: JSON.stringify({ rules: [{ endpoint: 'getreservation', latencyMs: 400 }] }),
       });
       const subscriber = await subscribeSse(fetch, server.url, { eventId: 5001 }, {}, QUERY);
-      await until(() => t.emulator.state.log.some((entry) => entry.endpoint === 'getreservation'));
+      // Once the feed has read its first page and the minute its subscriber came in (what was there
+      // then is no change), and before its read has reached the last page.
+      const feed = () => t.gateway.changeFeeds.active().find((f) => f.eventId === 5001)!;
+      await until(() => (feed()?.polls ?? 0) > 0);
       const { reservationNumber } = await book(t.emulator, { eventId: 5001 });
       await fetch(`${t.emulator.url}/_emulator/faults`, {
         method: 'POST',
@@ -101,7 +105,6 @@ describe('a feed that starts', () => {
         body: JSON.stringify({ rules: [] }),
       });
       await until(() => subscriber.received.length > 0, 20_000);
-      const feed = () => t.gateway.changeFeeds.active().find((f) => f.eventId === 5001)!;
       const polls = feed().polls;
       await until(() => feed().polls >= polls + 2);
       expect(

@@ -71,7 +71,8 @@ describe('callback subscriptions, with a router written from the protocol', () =
       contentType: 'application/json',
       message: { kind: 'subscription', action: 'check', id: 'one', verifier: 'verifier-one' },
     });
-    await until(() => t.gateway.changeFeeds.active().some((feed) => feed.polling));
+    // Once the feed has read the service as its subscriber found it (issue 36).
+    await until(() => t.gateway.changeFeeds.active().some((feed) => feed.polls > 0));
     const { reservationNumber } = await book(t.emulator, { eventId: 5003 });
     await until(() => router.of('one', 'next').length > 0, POLL_MS + 5_000);
     expect(router.of('one', 'next')[0]).toMatchObject({

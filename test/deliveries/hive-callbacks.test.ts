@@ -43,7 +43,8 @@ it('a booking reaches the client subscribed through Hive Gateway by callbacks, a
   expect(client.response.status).toBe(200);
   // Hive Gateway subscribed by callback: no connection is held for it, a subscription is recorded.
   await until(() => t.gateway.callbacks.active() === 1, 10_000);
-  await until(() => t.gateway.changeFeeds.active().some((feed) => feed.polling), 10_000);
+  // Once the feed has read the service as its subscriber found it (issue 36).
+  await until(() => t.gateway.changeFeeds.active().some((feed) => feed.polls > 0), 10_000);
   const { reservationNumber } = await book(t.emulator, { eventId: 5003 });
   const [first] = await Promise.race([
     client.take(1),

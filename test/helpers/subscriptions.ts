@@ -165,6 +165,33 @@ export async function advanceClock(emulator: Emulator, ms: number): Promise<void
   });
 }
 
+/**
+ * Waits until the emulator has answered a read of the event's changes (a `getreservation` with
+ * `modifiedAfterDate`, as the feed's polls are) logged at or after `fromEntry` (an index of its
+ * log): a feed that starts reads the service as its first subscriber found it, its first page and
+ * right after it the minute it came in; what changes after that read is told (issue 36).
+ */
+export async function feedHasRead(
+  emulator: Emulator,
+  eventId: number,
+  fromEntry = 0,
+  timeoutMs = 10_000,
+): Promise<void> {
+  await until(
+    () =>
+      emulator.state.log
+        .slice(fromEntry)
+        .some(
+          (entry) =>
+            entry.endpoint === 'getreservation' &&
+            entry.params.eventId === String(eventId) &&
+            'modifiedAfterDate' in entry.params &&
+            entry.status === 200,
+        ),
+    timeoutMs,
+  );
+}
+
 /** A test gateway listening on 127.0.0.1:0 for HTTP and graphql-ws (subscriptions need a real connection to end). */
 export async function listen(
   t: TestGateway,

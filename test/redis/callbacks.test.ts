@@ -3,7 +3,15 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { CALLBACK_ACCEPT, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type Replica, startReplicas } from '../helpers/replicas.ts';
-import { advanceClock, book, pause, RESERVATION_CHANGED, subscribeSse, until } from '../helpers/subscriptions.ts';
+import {
+  advanceClock,
+  book,
+  feedHasRead,
+  pause,
+  RESERVATION_CHANGED,
+  subscribeSse,
+  until,
+} from '../helpers/subscriptions.ts';
 
 /** `until`, bounded, naming the step that was never reached. */
 const step = (name: string, condition: () => boolean) =>
@@ -44,6 +52,7 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
 
   it('a replica holding a callback subscription dies: another adopts it, and a later booking reaches the router', async () => {
     const [first, second] = replicas as [Replica, Replica];
+    const subscribedAt = emulator.state.log.length;
     const res = await fetch(first.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: CALLBACK_ACCEPT },
@@ -54,7 +63,8 @@ describe.skipIf(!serverPath)('callback subscriptions across replicas on Redis', 
     for (let waited = 0; waited < 10_000 && (await redis.client().hlen('callbacks-test:callbacks')) === 0; waited += 50)
       await pause(50);
     expect(await redis.client().hlen('callbacks-test:callbacks')).toBe(1);
-    // It is live on the first replica: a booking reaches the router.
+    // It is live on the first replica once its feed read the service as it found it: a booking reaches the router.
+    await feedHasRead(emulator, 5003, subscribedAt);
     const before = await book(emulator, { eventId: 5003 });
     await step('the first booking reaches the router', () => router.of('kept', 'next').length === 1);
     expect(router.of('kept', 'next')[0]?.payload?.data).toMatchObject({

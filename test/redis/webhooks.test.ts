@@ -6,7 +6,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { post, type Replica, startReplicas } from '../helpers/replicas.ts';
 import { readBody } from '../helpers/request-body.ts';
-import { book, until } from '../helpers/subscriptions.ts';
+import { book, feedHasRead, until } from '../helpers/subscriptions.ts';
 import { verifies } from '../webhooks/standard-webhooks.ts';
 
 /*
@@ -91,6 +91,7 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
 
   it('an endpoint registered on one replica is seen by the other, and each change is delivered once', async () => {
     const [first, second] = replicas as [Replica, Replica];
+    const registeredAt = emulator.state.log.length;
     const created = await exec(
       first,
       `mutation { createWebhookEndpoint(input: { url: "${receiverUrl}", eventIds: [5003] }) { endpoint { id } secret userErrors { message } } }`,
@@ -107,7 +108,9 @@ describe.skipIf(!serverPath)('webhooks across replicas on Redis', () => {
     const listed = await exec(second, '{ webhookEndpoints { edges { node { url eventIds } } } }');
     expect(listed.data).toEqual({ webhookEndpoints: { edges: [{ node: { url: receiverUrl, eventIds: [5003] } }] } });
 
-    // The delivering replica heard of the endpoint (announced over Redis) and joins the feed at once.
+    // The delivering replica heard of the endpoint (announced over Redis) and joins the feed at once;
+    // what changes once the feed has read the service as the endpoint found it is told (issue 36).
+    await feedHasRead(emulator, 5003, registeredAt);
     const { reservationNumber: one } = await book(emulator, { eventId: 5003 });
     await until(() => received.some((got) => got.reservationNumber === one), 500 + 5_000);
     const { reservationNumber: two } = await book(emulator, { eventId: 5003 });
@@ -191,11 +194,13 @@ describe.skipIf(!serverPath)('webhook deliveries when replicas die', () => {
 
   it('the replica holding a delivery in flight is killed: the other delivers it with the same webhook-id; a restart of both loses nothing', async () => {
     const [first] = replicas as [Replica, Replica];
+    const registeredAt = emulator.state.log.length;
     const created = await post(
       first.url,
       `mutation { createWebhookEndpoint(input: { url: "${receiverUrl}", eventIds: [5003] }) { endpoint { id } userErrors { message } } }`,
     );
     expect(created.body.errors).toBeUndefined();
+    await feedHasRead(emulator, 5003, registeredAt);
 
     // The first attempt of this booking gets no answer: its sender is killed while it waits.
     const { reservationNumber: held } = await book(emulator, { eventId: 5003 });
