@@ -1,7 +1,9 @@
 /**
  * The codes a client reads in an error's `extensions.code` (docs/clients.md, "Errors"), each with what it
  * means. Every error the gateway answers carries one of these. Plain data, importing nothing, so
- * that every layer (the upstream one included) names its codes from here.
+ * that every layer (the upstream one included) names its codes from here. An error below a
+ * mutation's root field also carries `extensions.writeApplied: true`, whatever its code: the write
+ * took effect (operations/write-applied.ts).
  */
 export const ERROR_CODES = {
   BAD_USER_INPUT: 'the input is invalid (checked before any call), or the service refused a parameter from the client',

@@ -55,6 +55,8 @@ import { useRouterCacheAliases } from './operations/response-cache/router-aliase
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
 import { type DocumentParams, trustedDocumentOf, useTrustedDocuments } from './operations/trusted-documents.ts';
+import { useWellFormedText } from './operations/well-formed-text.ts';
+import { useWriteApplied } from './operations/write-applied.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
 import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
@@ -195,6 +197,7 @@ export function createGateway(
         })),
     );
   const sseStreams = new SseStreams(config.subscriptionKeepAliveMs);
+  const mask = (error: unknown) => maskError(error, logger);
   const httpDoor: Plugin[] = [
     // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
     useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
@@ -250,6 +253,8 @@ export function createGateway(
       : useAutomaticPersistedQueries(persistedQueries, licenseeOfRequest),
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
     useCredentialExpiry(principalOfContext),
+    // A lone surrogate in the variables runs nothing: before a subscription takes a slot or any call is made.
+    useWellFormedText(),
     // A principal's live subscriptions are capped on every door, released when each ends.
     useSubscriptionLimit(sharedSlots ?? localSlots, config.subscriptionsPerClient, principalOfContext),
     // After every check: the router's callback URL is checked only for a subscription every rule let through.
@@ -270,6 +275,8 @@ export function createGateway(
     useStaleMarks(),
     // Outermost around execution: a large operation waits for its turn (and its bytes) before it runs.
     useLargeResultBulkhead(config.inflight),
+    // A mutation's errors below its root field say its write took effect; masked here first (envelop masks after every plugin).
+    useWriteApplied(mask),
     // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
     useAuditResult(operations),
   ];
@@ -296,7 +303,7 @@ export function createGateway(
       context.webhooks = webhooks.management;
       return context;
     },
-    maskedErrors: { maskError: (error) => maskError(error, logger) },
+    maskedErrors: { maskError: mask },
     // Served by useGraphiql, after the Host check (Yoga's own page answers before any plugin).
     graphiql: false,
     // useRequestBodyLimit enforces MAX_REQUEST_BYTES instead (its comment says why).

@@ -1,10 +1,13 @@
+/// <reference lib="es2024.string" />
 import fc from 'fast-check';
 import { CLIENT_KEYS } from '../auth/licensees-fixture.ts';
 
 /**
  * Generated HTTP requests to the gateway for the fuzz test. `invalidRequest` builds only requests
  * that are wrong by construction (each must be refused before any upstream call); `anyRequest`
- * mixes them with valid ones and with odd values that may or may not be accepted.
+ * mixes them with valid ones and with odd values that may or may not be accepted. A string generated
+ * for a document, a body or variables may be ill-formed UTF-16 (a lone surrogate, which JSON
+ * allows): in a document or variables, that alone makes a request wrong by construction.
  */
 export interface FuzzRequest {
   /** What the request is, for a failing run's report. */
@@ -49,8 +52,29 @@ function huge(minLength: number, maxLength: number): fc.Arbitrary<string> {
     .map(([piece, length]) => piece.repeat(Math.ceil(length / piece.length)).slice(0, length));
 }
 
+/** Text no UTF-8 can carry, which JSON can (`"\ud83d"`): lone high and low surrogates, and a pair reversed. */
+const LONE_SURROGATES = ['\ud83d', '\udbff', '\ude00', '\udc00', '\ude00\ud83d'];
+/** `text` with a lone surrogate (or a reversed pair) at its start, in its middle or at its end. */
+const illFormed = (text: fc.Arbitrary<string>) =>
+  fc
+    .tuple(text, fc.constantFrom(...LONE_SURROGATES), fc.constantFrom('start', 'middle', 'end'))
+    .map(([s, lone, at]) => {
+      const cut = at === 'start' ? 0 : at === 'end' ? s.length : Math.floor(s.length / 2);
+      return s.slice(0, cut) + lone + s.slice(cut);
+    });
+/**
+ * `text` as generated, or made ill-formed: every string generated for a document, a body or
+ * variables. Not headers: they carry bytes, and fetch refuses a lone surrogate in one.
+ */
+const orIllFormed = (text: fc.Arbitrary<string>) => fc.oneof(text, illFormed(text));
+/** A unit of generated JSON text: a printable ASCII character, now and then a lone surrogate or a reversed pair. */
+const jsonTextUnit = fc.oneof(
+  { weight: 20, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: fc.constantFrom(...LONE_SURROGATES) },
+);
+
 const knownKeys = new Set<string>(Object.values(CLIENT_KEYS));
-/** Text that is no client's key. */
+/** Text that is no client's key (a header's: never ill-formed). */
 const notAKey = fc.string({ maxLength: 80 }).filter((s) => !knownKeys.has(s.trim()));
 
 /** Missing, malformed, unknown or truncated credentials: each is refused with 401. */
@@ -87,16 +111,16 @@ const VALID_QUERIES = [
 
 /** Values of every JSON type and some that are no Int: wrong for an `Int!` variable. */
 const notAnInt = fc.oneof(
-  fc.string({ maxLength: 30 }),
+  orIllFormed(fc.string({ maxLength: 30 })),
   fc.double({ noInteger: true }),
   fc.constantFrom(2 ** 31, -(2 ** 31) - 1, 1e300, null, true, false),
   fc.array(fc.integer(), { maxLength: 3 }),
-  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }),
+  fc.dictionary(orIllFormed(fc.string({ maxLength: 5 })), fc.integer(), { maxKeys: 3 }),
 );
 
 /** Strings that are no yyyy-mm-dd date. */
 const notADate = fc.oneof(
-  fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-\d{2}-\d{2}$/.test(s)),
+  orIllFormed(fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-\d{2}-\d{2}$/.test(s))),
   fc.constantFrom(
     '2027-02-30',
     '2027-13-01',
@@ -111,20 +135,22 @@ const notADate = fc.oneof(
 );
 /** Strings that are no ISO 8601 instant. */
 const notAnInstant = fc.oneof(
-  fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-/.test(s)),
+  orIllFormed(fc.string({ maxLength: 30 }).filter((s) => !/^\d{4}-/.test(s))),
   fc.constantFrom('2027-02-30T00:00:00Z', '2027-03-12T25:00:00Z', 'yesterday'),
+  illFormed(fc.constant('2027-03-12T08:00:00Z')),
 );
 /** Strings that name no country (alpha-2, alpha-3 or name). */
-const notACountry = fc.oneof(
-  fc.constantFrom('XX', 'ZZZ', 'Atlantis', 'U.S.S.R.', '12', 'Q'),
-  fc.stringMatching(/^[0-9!?#]{1,6}$/),
+const notACountry = orIllFormed(
+  fc.oneof(fc.constantFrom('XX', 'ZZZ', 'Atlantis', 'U.S.S.R.', '12', 'Q'), fc.stringMatching(/^[0-9!?#]{1,6}$/)),
 );
 
 /** Text that is nothing the gateway handed out: no global id, no cursor. */
-const junkId = fc.oneof(
-  fc.string({ maxLength: 60 }),
-  fc.base64String({ maxLength: 80 }),
-  fc.constantFrom('RXZlbnQ6NTAwMQ==', 'Event:5001', 'UmVzZXJ2YXRpb246MQ', ''),
+const junkId = orIllFormed(
+  fc.oneof(
+    fc.string({ maxLength: 60 }),
+    fc.base64String({ maxLength: 80 }),
+    fc.constantFrom('RXZlbnQ6NTAwMQ==', 'Event:5001', 'UmVzZXJ2YXRpb246MQ', ''),
+  ),
 );
 
 // Beyond QUERY_MAX_ALIASES (30) or, for the longer ones, QUERY_MAX_TOKENS (1000).
@@ -166,7 +192,7 @@ const unknownField = fc
       ].includes(name),
   );
 const parseError = fc.oneof(
-  fc.string({ maxLength: 200 }).map((s) => `{ ${s.replace(/[{}]/g, '')}`),
+  orIllFormed(fc.string({ maxLength: 200 })).map((s) => `{ ${s.replace(/[{}]/g, '')}`),
   fc.constantFrom(
     '{',
     '}',
@@ -179,7 +205,7 @@ const parseError = fc.oneof(
 );
 /** A JSON body the GraphQL-over-HTTP rules refuse. */
 const badBody = fc.oneof(
-  fc.string({ maxLength: 100 }).map((s) => `{"query": ${s}`),
+  orIllFormed(fc.string({ maxLength: 100 })).map((s) => `{"query": ${s}`),
   fc.constantFrom(
     '',
     'null',
@@ -194,7 +220,7 @@ const badBody = fc.oneof(
     '{"query": "{ __typename }", "extensions": 7}',
   ),
   fc
-    .jsonValue({ maxDepth: 4 })
+    .jsonValue({ maxDepth: 4, stringUnit: jsonTextUnit })
     .filter(
       (v) => !(v && typeof v === 'object' && !Array.isArray(v) && typeof (v as { query?: unknown }).query === 'string'),
     )
@@ -206,7 +232,7 @@ const badBody = fc.oneof(
  * Over 1,000 tokens (QUERY_MAX_TOKENS) or unparsable: a piece of only GraphQL's ignored characters
  * (spaces, commas) or with a comment sign is a valid `{ __typename }` however long it gets.
  */
-const hugeTokens = huge(100_000, 200_000).filter((s) => /[^\s,\ufeff]/.test(s) && !s.includes('#'));
+const hugeTokens = orIllFormed(huge(100_000, 200_000).filter((s) => /[^\s,\ufeff]/.test(s) && !s.includes('#')));
 
 /** Names that are no entity of the subgraph, Object.prototype's members among them (once a crash). */
 const ENTITY_TYPES = ['Event', 'Hotel', 'Reservation', 'Attendee', 'EventQuestion', 'CustomField'];
@@ -223,7 +249,7 @@ const notAnEntityType = fc.oneof(
     '_Entity',
     '',
   ),
-  fc.string({ maxLength: 30 }).filter((name) => !ENTITY_TYPES.includes(name)),
+  orIllFormed(fc.string({ maxLength: 30 })).filter((name) => !ENTITY_TYPES.includes(name)),
 );
 /** Entities keyed by service numbers, and their key fields. */
 const NUMBER_KEYED: [string, string[]][] = [
@@ -236,9 +262,9 @@ const NUMBER_KEYED: [string, string[]][] = [
 /** A key value that is no integer (undefined: the field is left out of the JSON). */
 const notAKeyNumber = fc.oneof(
   fc.constantFrom(undefined, null, true, 1.5, '', 'five', '1e3', [], {}),
-  fc.string({ maxLength: 20 }).filter((s) => !/^-?\d+$/.test(s)),
+  orIllFormed(fc.string({ maxLength: 20 })).filter((s) => !/^-?\d+$/.test(s)),
 );
-const notAKeyText = fc.constantFrom(undefined, null, 42, '', '   ', [], {});
+const notAKeyText = fc.oneof(fc.constantFrom(undefined, null, 42, '', '   ', [], {}), illFormed(fc.constant('A-1')));
 /** One reference other subgraphs could not have meant: an unknown type, no type, or a key missing or of the wrong type. */
 const badReference: fc.Arbitrary<unknown> = fc.oneof(
   notAnEntityType.map((type) => ({ __typename: type, id: '1' })),
@@ -262,6 +288,77 @@ const goodReference = fc.constantFrom(
 const representationsWithABadOne = fc
   .tuple(fc.array(goodReference, { maxLength: 3 }), badReference, fc.array(goodReference, { maxLength: 3 }))
   .map(([before, bad, after]) => [...before, bad, ...after]);
+
+const UPSERT_ATTENDEE = 'mutation ($v: UpsertAttendeeInput!) { upsertAttendee(input: $v) { attendee { id } } }';
+const CHANGES =
+  'subscription ($since: DateTime, $filter: ReservationChangeFilter) { reservationChanged(eventId: 5001, since: $since, filter: $filter) { kind } }';
+/**
+ * Valid operations, over POST or (the subscriptions) SSE, but for one string of their variables,
+ * at each place a client's text goes (arguments, input objects and lists, ids, cursors, `since`,
+ * filters, federation references), given `text`.
+ */
+const ILL_FORMED_PLACES: { clients: ClientName[]; query: string; variables: (text: string) => unknown }[] = [
+  {
+    clients: READERS,
+    query: 'query ($s: String) { event(eventId: 5001) { hotels(filter: { city: $s }) { hotelId } } }',
+    variables: (s) => ({ s }),
+  },
+  { clients: READERS, query: 'query ($id: ID!) { node(id: $id) { id } }', variables: (id) => ({ id }) },
+  {
+    clients: READERS,
+    query: 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+    variables: (id) => ({ ids: ['RXZlbnQ6NTAwMQ==', id] }),
+  },
+  {
+    clients: READERS,
+    query: 'query ($c: String) { event(eventId: 5001) { reservations(first: 2, after: $c) { totalCount } } }',
+    variables: (c) => ({ c }),
+  },
+  {
+    clients: READERS,
+    query: 'query ($r: [_Any!]!) { _entities(representations: $r) { __typename } }',
+    variables: (attendeeId) => ({ r: [{ __typename: 'Attendee', attendeeId, registrationEventId: 'R-1' }] }),
+  },
+  {
+    clients: WRITERS,
+    query: UPSERT_ATTENDEE,
+    variables: (s) => ({ v: { attendeeId: s, registrationEventId: 'R-1' } }),
+  },
+  {
+    clients: WRITERS,
+    query: UPSERT_ATTENDEE,
+    variables: (s) => ({ v: { attendeeId: 'A-1', registrationEventId: s } }),
+  },
+  {
+    clients: WRITERS,
+    query: UPSERT_ATTENDEE,
+    variables: (s) => ({ v: { attendeeId: 'A-1', registrationEventId: 'R-1', ccEmails: ['a@example.com', s] } }),
+  },
+  {
+    clients: WRITERS,
+    query:
+      'mutation ($input: CreateCustomFieldInput!) { createCustomField(input: $input) { customField { customFieldId } } }',
+    variables: (name) => ({ input: { name, eventId: 5001 } }),
+  },
+  { clients: READERS, query: CHANGES, variables: (since) => ({ since }) },
+  { clients: READERS, query: CHANGES, variables: (groupCode) => ({ filter: { groupCode } }) },
+];
+const illFormedVariable: fc.Arbitrary<FuzzRequest> = fc
+  .constantFrom(...ILL_FORMED_PLACES)
+  .chain(({ clients, query, variables }) =>
+    fc
+      .tuple(
+        credentialOf(clients),
+        illFormed(fc.oneof(fc.string({ maxLength: 20 }), fc.constant('2027-03-12T08:00:00Z'))),
+      )
+      .map(([headers, text]) => {
+        const request = operation('ill-formed text', headers, query, variables(text));
+        // A subscription over SSE: its refusal is the stream's one event.
+        return query === CHANGES
+          ? { ...request, headers: { ...request.headers, accept: 'text/event-stream' } }
+          : request;
+      }),
+  );
 
 /** Requests wrong by construction. Each must be answered with an error before any upstream call. */
 export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
@@ -288,7 +385,7 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   fc.tuple(anyValidCredential, badBody).map(([headers, body]) => post('malformed JSON body', headers, body)),
   fc.tuple(anyValidCredential, parseError).map(([headers, query]) => operation('parse error', headers, query)),
   fc
-    .tuple(anyValidCredential, unknownField)
+    .tuple(anyValidCredential, orIllFormed(unknownField))
     .map(([headers, field]) => operation('unknown field', headers, `{ ${field} }`)),
   fc.tuple(anyValidCredential, aliasFlood).map(([headers, query]) => operation('alias flood', headers, query)),
   fc
@@ -308,7 +405,7 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       operation('wrong list item type', headers, 'query ($es: [Int!]!) { events(eventIds: $es) { name } }', { es }),
     ),
   fc
-    .tuple(credentialOf(ACME), huge(256, 5000))
+    .tuple(credentialOf(ACME), orIllFormed(huge(256, 5000)))
     .map(([headers, s]) =>
       underEvent(
         operation(
@@ -351,13 +448,14 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
         { c: country },
       ),
     ),
+  // An ill-formed id is refused whole, not answered null.
   fc.tuple(anyValidCredential, junkId).map(([headers, id]) => ({
     ...operation('junk global id', headers, 'query ($id: ID!) { node(id: $id) { id } }', { id }),
-    answersNull: true as const,
+    ...(id.isWellFormed() ? { answersNull: true as const } : {}),
   })),
   fc.tuple(anyValidCredential, fc.array(junkId, { maxLength: 5 })).map(([headers, ids]) => ({
     ...operation('junk global ids', headers, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids }),
-    answersNull: true as const,
+    ...(ids.every((id) => id.isWellFormed()) ? { answersNull: true as const } : {}),
   })),
   fc
     .tuple(
@@ -384,12 +482,16 @@ export const invalidRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
         { r },
       ),
     ),
+  illFormedVariable,
 );
 
 /** Depth-nested JSON of any shape, to send as variables whatever the operation declares. */
 const oddVariables = fc.oneof(
-  fc.jsonValue({ maxDepth: 6 }),
-  fc.dictionary(fc.constantFrom('e', 'es', 'id', 'ids', 'c', 'd', 'at', 'input'), fc.jsonValue({ maxDepth: 3 })),
+  fc.jsonValue({ maxDepth: 6, stringUnit: jsonTextUnit }),
+  fc.dictionary(
+    fc.constantFrom('e', 'es', 'id', 'ids', 'c', 'd', 'at', 'input'),
+    fc.jsonValue({ maxDepth: 3, stringUnit: jsonTextUnit }),
+  ),
 );
 
 /** Valid requests, invalid ones, and valid documents with odd variables or headers. */
@@ -523,7 +625,11 @@ export const boundedInputRequest: fc.Arbitrary<FuzzRequest & { limit: BoundedInp
 /** Requests malformed below GraphQL on the GET and SSE doors (the POST door's: `badBody`). */
 export const malformedHttpRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   fc
-    .tuple(anyValidCredential, fc.constantFrom('variables', 'extensions'), fc.string({ minLength: 1, maxLength: 40 }))
+    .tuple(
+      anyValidCredential,
+      fc.constantFrom('variables', 'extensions'),
+      orIllFormed(fc.string({ minLength: 1, maxLength: 40 })),
+    )
     .filter(([, , text]) => {
       try {
         JSON.parse(text);
@@ -580,7 +686,7 @@ export const wsRequest: fc.Arbitrary<WsFuzz> = fc.oneof(
     .tuple(
       fc.constantFrom(...READERS),
       fc.oneof(
-        fc.string({ maxLength: 60 }),
+        orIllFormed(fc.string({ maxLength: 60 })),
         fc.constantFrom(
           '{"type": "subscribe"}',
           '{"id": "1", "type": "subscribe", "payload": {"query": 42}}',
