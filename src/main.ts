@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config/environment.ts';
 import { youngGenerationMayGrow } from './config/young-generation.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createGateway } from './gateway.ts';
-import { listen } from './http/listeners.ts';
+import { type Listening, listen, PortUnavailableError } from './http/listeners.ts';
 import { createLogger } from './observability/logger.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
@@ -65,10 +65,19 @@ if (!upstreamBaseUrl) {
 }
 
 const gateway = createGateway({ ...config, upstreamBaseUrl }, logger, { shared });
-const listening = await listen(
-  { clients: gateway.yoga, operators: gateway.operators, acceptWebSockets: gateway.acceptWebSockets },
-  config,
-);
+let listening: Listening;
+try {
+  listening = await listen(
+    { clients: gateway.yoga, operators: gateway.operators, acceptWebSockets: gateway.acceptWebSockets },
+    config,
+  );
+} catch (error) {
+  // A port taken (a second copy on this host, another exporter on OPS_PORT 9464) is a setting to
+  // fix, like a bad value: one line naming it and the address, exit 2, rather than a crash's stack.
+  if (!(error instanceof PortUnavailableError)) throw error;
+  console.error(error.message);
+  process.exit(2);
+}
 const { url, opsUrl } = listening;
 logger.info(
   {

@@ -296,7 +296,7 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
     {
       settings: ['OPS_PORT', 'OPS_HOST'],
       meaning:
-        "where the operators' pages (`/metrics`, `/status`, `/status.json`) listen, a port of their own (as Apollo Router and node_exporter do); `/health` and `/ready` answer there too. The clients' port (`PORT`) answers 404 on those paths, whoever asks. `OPS_PORT` must differ from `PORT` (`0`: a free port, printed at start)",
+        "where the operators' pages (`/metrics`, `/status`, `/status.json`) listen, a port of their own (as Apollo Router and node_exporter do); `/health` and `/ready` answer there too. The clients' port (`PORT`) answers 404 on those paths, whoever asks. `OPS_PORT` must differ from `PORT` (`0`: a free port, printed at start). Another exporter holding 9464 on the host stops the start with one line naming `OPS_PORT` (exit status 2): set another",
       default: "`9464` (the OpenTelemetry Prometheus exporter's port), `127.0.0.1`",
     },
     {

@@ -37,16 +37,17 @@ export async function listen(
 ): Promise<Listening> {
   const clients = createGatewayServer(doors.clients, where.http);
   const operators = createGatewayServer(doors.operators, where.http);
-  const webSockets = doors.acceptWebSockets(clients);
   try {
-    await listenOn(operators, where.opsPort, where.opsHost);
-    await listenOn(clients, where.port, where.host);
+    await listenOn(operators, where.opsPort, where.opsHost, 'OPS_PORT');
+    await listenOn(clients, where.port, where.host, 'PORT');
   } catch (error) {
     // One listener up and the other not is no gateway: release the one that listens.
-    await webSockets.close();
     await Promise.all([clients, operators].map(closeServer));
     throw error;
   }
+  // Once listening (before any connection is read): ws re-emits its server's listen error as its
+  // own, and graphql-ws prints that with a stack, beside the one line a taken PORT must be.
+  const webSockets = doors.acceptWebSockets(clients);
   return {
     url: `${origin(clients)}/graphql`,
     opsUrl: origin(operators),
@@ -60,11 +61,36 @@ export async function listen(
   };
 }
 
-function listenOn(server: Server, port: number, host: string): Promise<void> {
+/**
+ * A port the gateway cannot take: a setting to fix, like a bad value (main.ts prints the message
+ * and exits 2), not a crash with a stack. The message names the setting and the address.
+ */
+export class PortUnavailableError extends Error {
+  override name = 'PortUnavailableError';
+}
+
+/** What a listen's failure means, and what to do, for the failures a setting (or what else runs here) causes. */
+const UNAVAILABLE: Record<string, (setting: string, hostSetting: string) => string> = {
+  // A second copy on one host, or the default OPS_PORT (9464) held by another Prometheus exporter.
+  EADDRINUSE: (setting) =>
+    `the address is already in use (another program, or another copy of the gateway, listens there); stop it, or set another ${setting}`,
+  EACCES: (setting) => `permission denied (a port below 1024 needs privileges); set ${setting} to 1024 or above`,
+  EADDRNOTAVAIL: (_, hostSetting) =>
+    `no interface of this machine has that address; set ${hostSetting} to one that has`,
+};
+
+function listenOn(server: Server, port: number, host: string, setting: 'PORT' | 'OPS_PORT'): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => {
+      const why = UNAVAILABLE[error.code ?? ''];
+      if (!why) return reject(error);
+      const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const hostSetting = setting === 'PORT' ? 'HOST' : 'OPS_HOST';
+      reject(new PortUnavailableError(`${setting}: cannot listen on ${address}: ${why(setting, hostSetting)}`));
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

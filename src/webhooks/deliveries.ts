@@ -1,6 +1,7 @@
 import type { ReservationChange } from '../changes/change.ts';
 import { AddressRefusedError } from '../deliveries/address-policy.ts';
 import type { OutboundAnswer } from '../deliveries/outbound.ts';
+import { OutageLog } from '../redis/outage-log.ts';
 import type { Delivery, DeliveryAttempt, DeliveryStore } from './delivery-store.ts';
 import type { EndpointStore, WebhookEndpoint } from './endpoint-store.ts';
 import { messageId, reservationMessage, TYPE_OF_KIND, testMessage } from './message.ts';
@@ -40,6 +41,11 @@ export interface WebhookDeliveriesOptions {
   pollMs?: number;
   /** Told what each attempt came to (metrics). */
   attempted?: (licenseeId: string, outcome: AttemptOutcome) => void;
+  /**
+   * Logs the loss of the queue's store and its return, once each (gateway-webhooks.ts names Redis).
+   * @default one on `logger`, naming the webhook queue
+   */
+  outage?: OutageLog;
 }
 
 export const DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1_000;
@@ -60,6 +66,8 @@ export class WebhookDeliveries {
   private readonly concurrency: number;
   private readonly schedule: readonly number[];
   private readonly random: () => number;
+  /** A poll each `pollMs` while the store is away would log each look: its loss is logged once. */
+  private readonly outage: OutageLog;
   private inFlight = 0;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -78,6 +86,12 @@ export class WebhookDeliveries {
     this.concurrency = options.concurrency ?? 16;
     this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
     this.random = options.random ?? Math.random;
+    this.outage =
+      options.outage ??
+      new OutageLog(options.logger, {
+        lost: 'webhook queue unreachable: deliveries wait until it answers again',
+        back: 'webhook queue reachable again: deliveries go on',
+      });
   }
 
   /**
@@ -209,7 +223,7 @@ export class WebhookDeliveries {
           const attempt = this.attempt(delivery)
             .catch(async (error: unknown) => {
               // The store failed mid-attempt: the delivery is let go and tried again when next due.
-              this.options.logger?.warn({ err: error, delivery: delivery.id }, 'webhook attempt could not be recorded');
+              this.outage.failed(error, { delivery: delivery.id });
               await this.queue.release(delivery.id).catch(() => undefined);
             })
             .finally(() => {
@@ -222,8 +236,10 @@ export class WebhookDeliveries {
         if (started === 0) break;
       }
       await this.arm();
+      this.outage.answered();
     } catch (error) {
-      this.options.logger?.warn({ err: error }, 'webhook queue unreachable; trying again shortly');
+      // Tried again in a second, and each second while the store is away: logged once, not each time.
+      this.outage.failed(error);
       this.armAt(Date.now() + 1_000);
     } finally {
       this.running = false;

@@ -5,6 +5,7 @@ import { OutboundClient } from '../deliveries/outbound.ts';
 import type { RedisConnection } from '../redis/connection.ts';
 import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
+import { OutageLog } from '../redis/outage-log.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import { WebhookDeliveries } from './deliveries.ts';
 import { MemoryDeliveryStore } from './delivery-store.ts';
@@ -82,7 +83,16 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     send: (url, body, headers) => client.post(url, body, headers),
     disableAfterMs: settings.disableAfterMs,
     // Shared by replicas: what another queued, or let go by dying, is seen within a second.
-    ...(redis ? { pollMs: 1_000 } : {}),
+    // Its loss and return logged once each, like the other users of Redis: the poll would log each second.
+    ...(redis
+      ? {
+          pollMs: 1_000,
+          outage: new OutageLog(logger, {
+            lost: 'Redis unreachable: webhook deliveries wait until it is back',
+            back: 'Redis reachable again: webhook deliveries go on',
+          }),
+        }
+      : {}),
     ...(logger ? { logger } : {}),
     ...(metrics ? { attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome) } : {}),
   });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
+import { FREE_PORTS, GATEWAY_MAIN, ROOT } from '../helpers/built-gateway.ts';
 import { rawRequest } from '../helpers/raw-sockets.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
 
@@ -16,7 +16,7 @@ describe('GATEWAY_AUTH=none on HOST=0.0.0.0', () => {
   it('refuses to start, with exit status 2 and a message naming the settings', () => {
     const run = spawnSync(process.execPath, [GATEWAY_MAIN], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOST: '0.0.0.0', PORT: '0', ALLOWED_HOSTS: 'gateway.example.com' },
+      env: { PATH: process.env.PATH, HOST: '0.0.0.0', ...FREE_PORTS, ALLOWED_HOSTS: 'gateway.example.com' },
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -9,3 +9,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DIST = fileURLToPath(new URL('../../dist', import.meta.url));
 export const GATEWAY_MAIN = 'dist/main.js';
+
+/**
+ * The ports of a gateway process a test starts: free ones (0), never PORT 4000 or OPS_PORT 9464,
+ * which another program or another test file's gateway may hold (a taken port stops the start, exit 2).
+ */
+export const FREE_PORTS = { PORT: '0', OPS_PORT: '0' } as const;

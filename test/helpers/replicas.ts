@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { GATEWAY_MAIN, ROOT } from './built-gateway.ts';
+import { FREE_PORTS, GATEWAY_MAIN, ROOT } from './built-gateway.ts';
 
 /** A gateway in a process of its own (`node dist/main.js`, the compiled gateway), as a replica runs in production. */
 export interface Replica {
@@ -21,7 +21,7 @@ export interface Replica {
 export function startReplica(env: Record<string, string>): Promise<Replica> {
   const child: ChildProcess = spawn(process.execPath, [GATEWAY_MAIN], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', ...FREE_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,7 +1,8 @@
 import { Agent, request } from 'node:http';
+import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
-import { listen } from '../../src/http/listeners.ts';
+import { listen, PortUnavailableError } from '../../src/http/listeners.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { pause } from '../helpers/subscriptions.ts';
 
@@ -57,4 +58,52 @@ describe('stopping the listeners', () => {
     );
     agent.destroy();
   }, 60_000);
+});
+
+describe('a port the listeners cannot take', () => {
+  const doors = () => ({
+    clients: t.gateway.yoga,
+    operators: t.gateway.operators,
+    acceptWebSockets: t.gateway.acceptWebSockets,
+  });
+  const http = () => loadConfig({}).http;
+  /** A listener on 127.0.0.1 port 0 (a port another program holds, or one just freed). */
+  const held = async (): Promise<Server> => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return server;
+  };
+  const portOf = (server: Server) => (server.address() as { port: number }).port;
+  const closed = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+  it('PORT taken: a PortUnavailableError naming PORT and the address, and the operators’ listener released', async () => {
+    const taken = await held();
+    const freed = await held();
+    const opsPort = portOf(freed);
+    await closed(freed);
+    const failed = listen(doors(), {
+      port: portOf(taken),
+      host: '127.0.0.1',
+      opsPort,
+      opsHost: '127.0.0.1',
+      http: http(),
+    });
+    await expect(failed).rejects.toThrow(PortUnavailableError);
+    await expect(failed).rejects.toThrow(
+      `PORT: cannot listen on 127.0.0.1:${portOf(taken)}: the address is already in use`,
+    );
+    // The operators' port, up before PORT failed, is free again.
+    const again = createServer();
+    await new Promise<void>((resolve, reject) => again.once('error', reject).listen(opsPort, '127.0.0.1', resolve));
+    await closed(again);
+    await closed(taken);
+  });
+
+  it('OPS_HOST not this machine’s: a PortUnavailableError naming OPS_PORT, the address and OPS_HOST', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no interface has it.
+    const failed = listen(doors(), { port: 0, host: '127.0.0.1', opsPort: 49_152, opsHost: '192.0.2.1', http: http() });
+    await expect(failed).rejects.toThrow(
+      'OPS_PORT: cannot listen on 192.0.2.1:49152: no interface of this machine has that address; set OPS_HOST to one that has',
+    );
+  });
 });

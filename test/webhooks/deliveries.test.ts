@@ -415,6 +415,49 @@ describe('webhook deliveries', () => {
       'same url 700002#1',
     ]);
   });
+
+  it('logs the loss of its store once and its return once, however often it polls meanwhile', async () => {
+    const target = endpoint();
+    await endpoints.save(target);
+    // The queue's store away (Redis stopped): every look at it fails as ioredis fails it.
+    let away = false;
+    const unreachable = () =>
+      Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
+    const store = new MemoryDeliveryStore();
+    const flaky = Object.assign(Object.create(store) as MemoryDeliveryStore, {
+      due: (now: number, limit: number) => (away ? unreachable() : store.due(now, limit)),
+      nextDue: () => (away ? unreachable() : store.nextDue()),
+    });
+    const lines: { level: string; details: object; message: string }[] = [];
+    const logger = {
+      info: (details: object, message: string) => void lines.push({ level: 'info', details, message }),
+      warn: (details: object, message: string) => void lines.push({ level: 'warn', details, message }),
+    };
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = new WebhookDeliveries({ endpoints, queue: flaky, send, pollMs: SECOND, logger });
+    running.push(deliveries);
+    deliveries.wake();
+    await elapse(2 * SECOND);
+
+    for (let outage = 0; outage < 2; outage++) {
+      away = true;
+      await elapse(15 * SECOND);
+      away = false;
+      await elapse(2 * SECOND);
+    }
+    expect(lines.map((line) => `${line.level} ${line.message}`)).toEqual([
+      'warn webhook queue unreachable: deliveries wait until it answers again',
+      'info webhook queue reachable again: deliveries go on',
+      'warn webhook queue unreachable: deliveries wait until it answers again',
+      'info webhook queue reachable again: deliveries go on',
+    ]);
+    // No stack: the failure's message only.
+    expect(lines[0]?.details).toEqual({ error: "Stream isn't writeable and enableOfflineQueue options is false" });
+    // Back: it delivers again.
+    await deliveries.ping('1001', target.id);
+    await elapse(0);
+    expect(sent).toHaveLength(1);
+  });
 });
 
 describe('MemoryDeliveryStore', () => {
