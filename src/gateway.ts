@@ -60,7 +60,7 @@ import { useWriteApplied } from './operations/write-applied.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import { RedisPersistedQueryStore } from './redis/persisted-queries.ts';
 import { RedisSubscriptionSlots } from './redis/subscription-slots.ts';
-import { createContext, type GatewayContext } from './resolvers/context.ts';
+import { createContext, freshReadAsked, type GatewayContext } from './resolvers/context.ts';
 import { schema } from './schema/index.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { observeAll } from './upstream/observer.ts';
@@ -297,6 +297,7 @@ export function createGateway(
         upstream,
         resolverLog,
         () => void operation.upstreamCalls++,
+        freshReadAsked(initial.params, request),
       );
       // Set, not spread into a copy: a copy of the context per request costs more than it seems.
       context.changeFeeds = changeFeeds;

@@ -4,6 +4,7 @@ import type { UpstreamAccount } from '../upstream/account.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { RateLimitedError, UpstreamError } from '../upstream/errors.ts';
 import { ChangeFeed } from './feed.ts';
+import { reviseKeptPages } from './kept-pages.ts';
 import { RedisFeedRegistry } from './redis-registry.ts';
 import { type FeedRegistry, LocalFeedRegistry } from './registry.ts';
 import { upstreamSource } from './upstream-source.ts';
@@ -71,10 +72,15 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
       intervalMs: settings.intervalMs,
       serviceNow: () => upstream.serviceNow(),
       baselineRetryMs,
-      // What the feed saw changed, queries must not read from a kept page either.
-      onChanges: () => {
-        void upstream.drop(licensee, `getreservation|${eventId}`);
-        void upstream.drop(licensee, `getreservationpagecount|${eventId}`);
+      // What the feed saw changed is applied to the event's kept pages (kept-pages.ts): a read after
+      // it is answered fresh without a call, or, where a page cannot be revised, reads the service
+      // (its copy answering marked stale when the budget cannot). The pages first: the counts
+      // stand when every new record went to a kept last page with room for it.
+      onChanges: (changes) => {
+        const revise = reviseKeptPages(changes);
+        void upstream
+          .refresh(licensee, `getreservation|${eventId}`, revise)
+          .then(() => upstream.refresh(licensee, `getreservationpagecount|${eventId}`, revise));
       },
       budgetUsed: async () =>
         (await upstream.budget.used(licensee.systemIdentifier)) /

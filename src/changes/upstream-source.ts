@@ -57,6 +57,9 @@ export async function readReservations(
   return records;
 }
 
+/** The detail a feed reads each record with (a kept page read with the same holds the same form of it: kept-pages.ts). */
+export const FEED_FLAGS = { fullContactInfo: true, detailedSubBlockInfo: true, customField: true } as const;
+
 /** The same records page by page, each page read when the previous one has been used (and may be let go). */
 export async function* reservationPages(
   upstream: UpstreamClient,
@@ -67,7 +70,7 @@ export async function* reservationPages(
   firstPage = 1,
 ): AsyncGenerator<ReservationModel[]> {
   for (let page = firstPage; ; page++) {
-    const params = { eventId, page, fullContactInfo: true, detailedSubBlockInfo: true, customField: true, ...criteria };
+    const params = { eventId, page, ...FEED_FLAGS, ...criteria };
     const list = await upstream.call(licensee, 'getreservation', params, options);
     yield list.slice().map((record) => withDefaults(record, { eventId }) as ReservationModel);
     if (list.length < UPSTREAM_PAGE) return;

@@ -16,6 +16,8 @@ export interface GatewayContext {
   account: UpstreamAccount;
   upstream: UpstreamClient;
   calls: RequestCalls;
+  /** The client asked that every read reach the service (see `freshReadAsked`): no kept answer serves it. */
+  freshReads?: boolean;
   /** Where resolvers report what they skip (records that do not decode); a pino logger fits. */
   log?: ResolverLog;
   /** The change feeds `reservationChanged` subscribes to (one poller per licensee and event). */
@@ -34,19 +36,34 @@ export interface ResolverLog {
   warn(details: object, message: string): void;
 }
 
-/** `onSent` counts the operation's upstream requests (see createRequestCalls). */
+/** `onSent` counts the operation's upstream requests (see createRequestCalls); `fresh`: see GatewayContext.freshReads. */
 export function createContext(
   principal: Principal,
   account: UpstreamAccount,
   upstream: UpstreamClient,
   log?: ResolverLog,
   onSent?: () => void,
+  fresh = false,
 ): GatewayContext {
   return {
     principal,
     account,
     upstream,
-    calls: createRequestCalls(account, upstream, onSent),
+    calls: createRequestCalls(account, upstream, onSent, fresh),
+    ...(fresh ? { freshReads: true } : {}),
     ...(log ? { log } : {}),
   };
+}
+
+/**
+ * Whether a client asked that its operation's reads reach the service rather than any kept answer
+ * (docs/clients.md, "How fresh an answer is"): `"extensions": {"freshRead": true}` beside the query,
+ * on every door, or, over HTTP, the request's `Cache-Control: no-cache`, as a cache in front of any
+ * origin reads it.
+ */
+export function freshReadAsked(
+  params: { extensions?: Record<string, unknown> } | undefined,
+  request?: Request,
+): boolean {
+  return params?.extensions?.freshRead === true || /\bno-cache\b/i.test(request?.headers.get('cache-control') ?? '');
 }

@@ -75,8 +75,12 @@ export function createRequestCalls(
   account: UpstreamAccount,
   upstream: UpstreamClient,
   onSent?: () => void,
+  fresh = false,
 ): RequestCalls {
-  return new CallsView(new OperationCalls(account, upstream, onSent ? { onSent } : {}), undefined);
+  return new CallsView(
+    new OperationCalls(account, upstream, { ...(onSent ? { onSent } : {}), ...(fresh ? { fresh } : {}) }),
+    undefined,
+  );
 }
 
 type ReadKey = [CallName, unknown, ReadOptions | undefined];
@@ -103,7 +107,7 @@ class OperationCalls {
   constructor(
     readonly account: UpstreamAccount,
     readonly upstream: UpstreamClient,
-    readonly options: { onSent?: () => void },
+    readonly options: { onSent?: () => void; fresh?: boolean },
   ) {}
 
   private readsLoader(): DataLoader<ReadKey, unknown, string> {

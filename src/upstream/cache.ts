@@ -5,11 +5,24 @@
 export interface CacheStore {
   get(key: string): Promise<unknown | undefined>;
   set(key: string, value: unknown, ttlMs: number, tags: string[]): Promise<void>;
-  dropTag(tag: string): Promise<void>;
+  /**
+   * `changedUpstream`: what is filed under the tag was changed by someone else and read from the
+   * service since (a change feed's poll), rather than by our own write: a copy of it may still
+   * stand in, marked stale, for a read the budget refuses (see SharedReads.refresh).
+   */
+  dropTag(tag: string, changedUpstream?: boolean): Promise<void>;
   clear(): Promise<void>;
   /** Optional, for a store shared by replicas: told of each tag another replica dropped. */
-  onDropped?(listener: (tag: string) => void): void;
+  onDropped?(listener: (tag: string, changedUpstream: boolean) => void): void;
+  /**
+   * Optional, for a store that holds its answers here: each answer under the tag replaced by what
+   * `revise` makes of it (undefined: left as it is; DROPPED: dropped), keeping its lifetime.
+   */
+  revise?(tag: string, revise: (key: string, value: unknown) => unknown): void;
 }
+
+/** What a revision answers for an answer it cannot bring up to date: it is dropped. */
+export const DROPPED: unique symbol = Symbol('dropped');
 
 export class MemoryCacheStore implements CacheStore {
   private readonly entries = new Map<string, { value: unknown; expires: number; tags: string[] }>();
@@ -61,6 +74,16 @@ export class MemoryCacheStore implements CacheStore {
   async dropTag(tag: string) {
     for (const key of this.byTag.get(tag) ?? []) this.delete(key);
     this.byTag.delete(tag);
+  }
+
+  revise(tag: string, revise: (key: string, value: unknown) => unknown): void {
+    for (const key of [...(this.byTag.get(tag) ?? [])]) {
+      const entry = this.entries.get(key);
+      if (!entry) continue;
+      const revised = revise(key, entry.value);
+      if (revised === DROPPED) this.delete(key);
+      else if (revised !== undefined) entry.value = revised;
+    }
   }
 
   async clear() {

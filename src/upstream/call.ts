@@ -23,6 +23,8 @@ export interface UpstreamCall {
   onlyIfFree?: boolean;
   /** false: the answer is shared while in flight, but neither kept for later reads nor as a stale copy (see CallOptions.keep). */
   keep?: boolean;
+  /** The read must reach the service (see CallOptions.fresh). */
+  fresh?: boolean;
 }
 
 /** Sends a call on and resolves to its decoded answer. */

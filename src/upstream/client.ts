@@ -77,6 +77,12 @@ export interface CallOptions {
    * still share it.
    */
   keep?: boolean;
+  /**
+   * The read must reach the service (a client asked for it: docs/clients.md, "How fresh an answer
+   * is"): no kept answer, page or copy, answers it, nor a read in flight that began before it; the
+   * budget's refusal is its answer. What it reads is kept for the reads after it.
+   */
+  fresh?: boolean;
 }
 
 /** What a kept copy costs beyond its answer's text (its key, tags and entry), as the stale copies count it. */
@@ -278,6 +284,19 @@ export class UpstreamClient {
     await this.reads.drop(licensee.systemIdentifier, tag);
   }
 
+  /**
+   * What someone else changed, read from the service: the licensee's answers kept under the tag
+   * brought up to date by `revise`, or dropped with their copies kept to answer marked stale
+   * (SharedReads.refresh).
+   */
+  async refresh(
+    licensee: UpstreamAccount,
+    tag: `${EndpointName}|${number}`,
+    revise: (name: string, params: Record<string, unknown>, value: unknown) => unknown,
+  ): Promise<void> {
+    await this.reads.refresh(licensee.systemIdentifier, tag, revise);
+  }
+
   /** Forgets every cached answer (tests, and operators after fixing data upstream). */
   async clearCache(): Promise<void> {
     await this.reads.clear();
@@ -330,6 +349,7 @@ export class UpstreamClient {
       ...(options.onStale ? { onStale: options.onStale } : {}),
       ...(options.priority ? { priority: options.priority } : {}),
       ...(options.keep === false ? { keep: false } : {}),
+      ...(options.fresh ? { fresh: true } : {}),
     };
   }
 }

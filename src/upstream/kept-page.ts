@@ -33,6 +33,11 @@ export class KeptPage {
     return value;
   }
 
+  /** The same list with other bytes (a page brought up to date with records read since), decoded as this one is. */
+  withBytes(bytes: Buffer): KeptPage {
+    return new KeptPage(bytes, this.decode(bytes.toString('utf8')), this.decode);
+  }
+
   /** What a cache that keeps JSON (Redis) stores: the decoded page's own JSON (a LazyList's wire form). */
   toJSON(): unknown {
     const value = this.read() as { toJSON?: () => unknown };

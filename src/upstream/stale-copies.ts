@@ -28,8 +28,9 @@ interface Copy {
  * The last answer of each read (licensee, endpoint and parameters: the shared reads' key), kept in
  * this process after the page cache let it go, to answer that read when the licensee's budget
  * cannot before the call's deadline. The value is the page cache's own object, never a copy.
- * A copy filed under a tag that is dropped (a mutation, a change feed, another replica) is
- * forgotten at once: a dropped copy is never served. The oldest copies go first when the store is
+ * A copy filed under a tag our own write drops (here or on another replica) is forgotten at once:
+ * a copy older than our write is never served. A change read from the service (a change feed)
+ * revises the copy or leaves it (`revise`): it still stands in, marked stale. The oldest copies go first when the store is
  * over its entries or bytes; Maps iterate in insertion order and a copy is re-inserted when
  * renewed, so the first entry is always the oldest.
  */
@@ -80,6 +81,21 @@ export class StaleCopies {
       return undefined;
     }
     return { value: copy.value, ageMs };
+  }
+
+  /**
+   * Each copy under the tag replaced by what `revise` makes of it, as fresh as the change it was
+   * revised with (undefined: left as it is, still a copy of its answer when it was read; its size is
+   * counted as it was, a revision replaces or adds a record or two).
+   */
+  revise(tag: string, revise: (key: string, value: unknown) => unknown): void {
+    for (const key of [...(this.byTag.get(tag) ?? [])]) {
+      const copy = this.copies.get(key);
+      const revised = copy && revise(key, copy.value);
+      if (!copy || revised === undefined) continue;
+      this.copies.delete(key);
+      this.copies.set(key, { ...copy, value: revised, fetchedAt: this.now() });
+    }
   }
 
   dropTag(tag: string): void {

@@ -74,6 +74,8 @@ async function register(path: string, eventId: number): Promise<string> {
   );
   expect(created.errors).toBeUndefined();
   await until(() => t.gateway.webhooks.joined().includes(`1001|${eventId}`), 10_000);
+  // Its feed has read the service as the endpoint found it: what changes from now on is sent.
+  await until(() => (feedOf(eventId)?.polls ?? 0) > 0, 10_000);
   return created.data!.createWebhookEndpoint.endpoint.id;
 }
 async function unregister(id: string): Promise<void> {

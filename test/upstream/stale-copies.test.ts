@@ -147,17 +147,31 @@ describe('stale rather than refused', () => {
   });
 
   it('another replica’s drop, heard through the cache store, drops the copy here too', async () => {
-    let heard: (tag: string) => void = () => undefined;
+    let heard: (tag: string, changedUpstream: boolean) => void = () => undefined;
     const shared = Object.assign(new MemoryCacheStore(undefined, () => now), {
-      onDropped: (listener: (tag: string) => void) => void (heard = listener),
+      onDropped: (listener: (tag: string, changedUpstream: boolean) => void) => void (heard = listener),
     });
     client = clocked({ rateLimit: 2, stores: { cache: shared } });
     await client.call(LICENSEE_1001, 'getreservation', PAGE);
-    heard('1001|getreservation');
+    heard('1001|getreservation', false);
     now += 10_000;
     expect(((await outcome(client.call(LICENSEE_1001, 'getreservation', PAGE))) as UpstreamError).code).toBe(
       'RATE_LIMITED',
     );
+  });
+
+  it('another replica’s change read from the service (a feed’s poll) leaves the copy: it answers, marked stale, when the budget refuses', async () => {
+    let heard: (tag: string, changedUpstream: boolean) => void = () => undefined;
+    const shared = Object.assign(new MemoryCacheStore(undefined, () => now), {
+      onDropped: (listener: (tag: string, changedUpstream: boolean) => void) => void (heard = listener),
+    });
+    client = clocked({ rateLimit: 2, stores: { cache: shared } });
+    await client.call(LICENSEE_1001, 'getreservation', PAGE);
+    heard('1001|getreservation|5001', true);
+    now += 10_000;
+    const ages: number[] = [];
+    await client.call(LICENSEE_1001, 'getreservation', PAGE, { onStale: (ms) => ages.push(ms) });
+    expect(ages).toEqual([10_000]);
   });
 
   it('a read that was in flight when its tags were dropped keeps no copy', async () => {

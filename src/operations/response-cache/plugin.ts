@@ -120,7 +120,8 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       // A client's answers are its licensee's data as its scopes let it see them: two licensees never
       // share an answer, nor two clients of one licensee with different scopes.
       session: (context) => sessionOf(context.principal),
-      enabled: (context) => !uncached.has(context),
+      // Nor an operation whose client asked that its reads reach the service.
+      enabled: (context) => !uncached.has(context) && context.freshReads !== true,
       ttl: FALLBACK_TTL,
       // Webhook endpoints and deliveries are the gateway's own state, changed by mutations the cache does not see.
       ttlPerSchemaCoordinate: {

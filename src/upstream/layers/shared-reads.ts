@@ -1,4 +1,4 @@
-import { type CacheStore, stableKey } from '../cache.ts';
+import { type CacheStore, DROPPED, stableKey } from '../cache.ts';
 import type { Layer, Send, UpstreamCall } from '../call.ts';
 import { type AnyEndpoint, schemasOf } from '../endpoints.ts';
 import { AttemptFailure, RateLimitedError } from '../errors.ts';
@@ -39,9 +39,11 @@ export class SharedReads {
   ) {
     // Another replica's mutation: reads in flight here may predate it too, so none joins them,
     // and the copy kept here predates it: never served stale.
-    cache.onDropped?.((tag) => {
+    // A change another replica read from the service leaves the copies: they answer, marked stale,
+    // a read the budget refuses (see `refresh`).
+    cache.onDropped?.((tag, changedUpstream) => {
       this.generations.set(tag, this.generation(tag) + 1);
-      this.stale?.dropTag(tag);
+      if (!changedUpstream) this.stale?.dropTag(tag);
     });
   }
 
@@ -50,7 +52,7 @@ export class SharedReads {
     const key = `${call.licensee.systemIdentifier}|${call.name}|${stableKey(call.params)}`;
     const tags = tagsOf(call);
     const ttlMs = call.keep === false ? 0 : this.ttlOf(endpoint);
-    if (ttlMs > 0) {
+    if (ttlMs > 0 && !call.fresh) {
       const cached = await this.cache.get(key);
       // A page kept as JSON (Redis) is decoded again, as the service's answer was.
       const wire = wireListOf(cached);
@@ -61,12 +63,14 @@ export class SharedReads {
     const shared = this.inFlight.get(key);
     // Paged lists even with pageTtlMs 0: sharing them across operations is the operator's choice, a
     // copy served only in place of a refusal, and marked as such, is not.
-    const staleable =
+    const keepsCopy =
       call.keep !== false &&
       endpoint.idempotent &&
       (endpoint.pagedList === true || endpoint.cacheTtlMs > 0) &&
       this.stale?.enabled === true;
-    if (endpoint.idempotent && shared && sameGenerations(shared.generations, generations)) {
+    // A read that must reach the service keeps its copy, but is never answered by one.
+    const staleable = keepsCopy && !call.fresh;
+    if (endpoint.idempotent && shared && !call.fresh && sameGenerations(shared.generations, generations)) {
       // A read-ahead may be refused for want of headroom where this call would wait its turn: it then calls itself.
       const joined =
         shared.readAhead && !call.onlyIfFree ? shared.pending.catch(() => this.layer(next)(call)) : shared.pending;
@@ -78,9 +82,9 @@ export class SharedReads {
         generations,
         tags.map((tag) => this.generation(tag)),
       );
-      const kept = (staleable || ttlMs > 0) && unchanged ? this.keptFormOf(result) : undefined;
+      const kept = (keepsCopy || ttlMs > 0) && unchanged ? this.keptFormOf(result) : undefined;
       // Kept before the cache's await: a drop from now on finds the copy and forgets it.
-      if (staleable && unchanged) this.stale?.keep(key, kept, tags, this.sizeOf(result));
+      if (keepsCopy && unchanged) this.stale?.keep(key, kept, tags, this.sizeOf(result));
       if (ttlMs > 0 && unchanged) await this.cache.set(key, kept, ttlMs, tags);
       for (const tag of endpoint.invalidates?.(call.params) ?? [])
         await this.invalidate(`${call.licensee.systemIdentifier}|${tag}`);
@@ -119,6 +123,41 @@ export class SharedReads {
    */
   async drop(licensee: string, tag: string): Promise<void> {
     await this.invalidate(`${licensee}|${tag}`);
+  }
+
+  /**
+   * What someone else changed, read from the service (a change feed's poll): each answer kept under
+   * the licensee's tag is brought up to date by `revise` (its endpoint, its parameters, the answer
+   * kept) where it can be, and stays fresh; one it cannot (DROPPED) leaves the cache, so the next
+   * read goes to the service, but its copy stays to answer, marked stale, when the budget refuses
+   * that read (a change every few seconds would otherwise leave nothing to answer with). An answer
+   * `revise` leaves (undefined) is untouched by the change. Reads in flight are not kept: they may
+   * have been answered before it. A store shared by replicas (Redis) holds JSON that is not revised
+   * here: its answers under the tag are dropped, the copies kept.
+   */
+  async refresh(
+    licensee: string,
+    tag: string,
+    revise: (name: string, params: Record<string, unknown>, value: unknown) => unknown,
+  ): Promise<void> {
+    const full = `${licensee}|${tag}`;
+    this.generations.set(full, this.generation(full) + 1);
+    // The cache and the copies hold the same object: revised once.
+    const revised = new Map<unknown, unknown>();
+    const reviseKept = (key: string, value: unknown) => {
+      if (!revised.has(value)) {
+        // The key: licensee|endpoint|parameters (their stable JSON).
+        const [name = '', params = '{}'] = key.slice(licensee.length + 1).split(/\|(.*)/s);
+        revised.set(value, revise(name, JSON.parse(params) as Record<string, unknown>, value));
+      }
+      return revised.get(value);
+    };
+    this.stale?.revise(full, (key, value) => {
+      const revision = reviseKept(key, value);
+      return revision === DROPPED ? undefined : revision;
+    });
+    if (this.cache.revise) this.cache.revise(full, reviseKept);
+    else await this.cache.dropTag(full, true);
   }
 
   /** Forgets every cached answer. */

@@ -57,9 +57,12 @@ type ScriptClient = RedisConnection['commands'] & {
   cacheDropTag(set: string, mark: string, counter: string, keptMs: number): Promise<number>;
 };
 
+/** A drop's announcement for a change read from the service (see CacheStore.dropTag) starts with this. */
+const CHANGED_UPSTREAM = '~';
+
 export class RedisCacheStore implements CacheStore {
   private readonly redis: ScriptClient;
-  private readonly listeners: ((tag: string) => void)[] = [];
+  private readonly listeners: ((tag: string, changedUpstream: boolean) => void)[] = [];
   /** Per key, the drop counter when a read of it missed (the earliest, if several are in flight). */
   private readonly missedAt = new Map<string, number>();
   /** Tags dropped while Redis was away: dropped there when it is back. */
@@ -79,12 +82,14 @@ export class RedisCacheStore implements CacheStore {
 
   /** Starts hearing other replicas' drops. */
   async listen(): Promise<void> {
-    await this.connection.subscribe(CHANNEL, (tag) => {
-      for (const listener of this.listeners) listener(tag);
+    await this.connection.subscribe(CHANNEL, (message) => {
+      const changedUpstream = message.startsWith(CHANGED_UPSTREAM);
+      const tag = changedUpstream ? message.slice(CHANGED_UPSTREAM.length) : message;
+      for (const listener of this.listeners) listener(tag, changedUpstream);
     });
   }
 
-  onDropped(listener: (tag: string) => void): void {
+  onDropped(listener: (tag: string, changedUpstream: boolean) => void): void {
     this.listeners.push(listener);
   }
 
@@ -118,11 +123,12 @@ export class RedisCacheStore implements CacheStore {
       .catch(() => undefined);
   }
 
-  async dropTag(tag: string): Promise<void> {
+  async dropTag(tag: string, changedUpstream = false): Promise<void> {
     try {
       await this.redis.cacheDropTag(this.tagKey(tag), this.markKey(tag), this.counterKey(), MARK_KEPT_MS);
-      await this.connection.publish(CHANNEL, tag);
+      await this.connection.publish(CHANNEL, changedUpstream ? `${CHANGED_UPSTREAM}${tag}` : tag);
     } catch {
+      // Owed as a drop of our own write's (the stricter): its copies are not served meanwhile.
       this.owed.add(tag);
     }
   }
