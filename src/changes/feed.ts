@@ -166,8 +166,9 @@ export class ChangeFeed {
   /**
    * The baseline read (see FeedStart). Rejects when the read fails (an unknown event). A fresh feed
    * starts at the instant it was asked for (its first subscriber was accepted), on the service's
-   * clock: a record modified at or after it was changed after the subscriber came, and is told even
-   * when the baseline read, which takes a while on a large event, already saw it. Once the first
+   * clock: its first page and a read of that minute right after it are the service as that
+   * subscriber found it (see `decideAtJoin`), and a record modified after them is a change, told
+   * even when the rest of the baseline read, which takes a while on a large event, sees it. Once the first
    * page has dated the read (the service's clock known), polling begins beside the rest of it: a
    * large event's baseline (26 pages for 25,600 reservations, in the background lane of a spent
    * budget: minutes) must not hold back the changes its subscribers wait for. The polls then tell
