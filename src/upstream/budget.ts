@@ -4,9 +4,10 @@ import { RateLimitedError, UpstreamUnavailableError } from './errors.ts';
  * The per-licensee request budget: at most `limit × (1 − margin)` sends in any rolling window.
  * A true rolling window (a log of send times), not rate-limiter-flexible's fixed windows, which let
  * twice the limit through across a window boundary (docs/architecture.md, "Rate budget"). Callers
- * wait in a fair FIFO queue by priority: interactive calls (first pages, counts, lookups) first,
- * then deep pages, then background ones (the change feeds' polling, read-ahead), which keep a floor of
- * the window (BACKGROUND_SHARE) however busy the rest; one whose place in the queue cannot come before its deadline is refused at once with
+ * wait in a fair FIFO queue by priority: writes first, which keep a share of the window reads never
+ * take (WRITE_SHARE), then interactive calls (first pages, counts, lookups), then deep pages, then
+ * background ones (the change feeds' polling, read-ahead), which keep a floor of the window
+ * (BACKGROUND_SHARE) however busy the other reads; one whose place in the queue cannot come before its deadline is refused at once with
  * RATE_LIMITED and the time its slot would come, rather than after waiting its deadline out.
  */
 
@@ -21,7 +22,8 @@ export interface BudgetStore {
    * Takes a slot at `now` if fewer than `limit` are counted; else says when one frees (Infinity:
    * when a call finishes). `lane`: which side of the background lane's floor the call is on, for a
    * store shared by replicas (see BackgroundLane); a store of one replica may ignore it, the
-   * budget's queue keeps the floor there by its order.
+   * budget's queue keeps the floor there by its order. None for a write: the floor is kept from
+   * the other reads, not from writes (WRITE_SHARE).
    */
   take(
     licensee: string,
@@ -99,16 +101,23 @@ function freeTimes(slots: SlotEntry[], windowMs: number): number[] {
 }
 
 /**
- * Who goes first when the queue must choose: `interactive` (what a user waits to see first: first
- * pages, counts, lookups, writes), then `deep` (pages past the first of a list), then `background`
- * (the change feeds' polling, a subscription's replay, read-ahead), then `bulk` (a feed's baseline
- * read: every page of an event). Stable within a class: FIFO. `background` and `bulk` share the
+ * Who goes first among reads when the queue must choose (writes go before them all, BudgetPriority):
+ * `interactive` (what a user waits to see first: first pages, counts, lookups), then `deep` (pages
+ * past the first of a list), then `background` (the change feeds' polling, a subscription's replay,
+ * read-ahead), then `bulk` (a feed's baseline read: every page of an event). Stable within a class: FIFO. `background` and `bulk` share the
  * background lane's floor, `background` first: a baseline of 26 pages took the floor's every slot
  * and the polls of the feeds already running were refused (S9: 79 of them in 6 minutes).
  */
 export type CallPriority = 'interactive' | 'deep' | 'background' | 'bulk';
 
-const RANK: Record<CallPriority, number> = { interactive: 0, deep: 1, background: 2, bulk: 3 };
+/**
+ * A place in the queue: a read's CallPriority, or `write`, ahead of every read. Not a caller's
+ * choice: the budget layer gives it to the calls of write endpoints (and to authenticate).
+ */
+export type BudgetPriority = 'write' | CallPriority;
+
+/** A moved background call ranks -1 (rankOf): behind writes, ahead of every other read. */
+const RANK: Record<BudgetPriority, number> = { write: -2, interactive: 0, deep: 1, background: 2, bulk: 3 };
 
 /**
  * A read-ahead takes a slot only while, counting it, no more than this share of the licensee's
@@ -126,9 +135,26 @@ export const HEADROOM_SHARE = 0.8;
  */
 export const BACKGROUND_SHARE = 0.1;
 
+/**
+ * Writes first: a write is a person's action, and reads must not spend the budget it needs (in a
+ * live event 19 of 40 `upsertAttendee` were refused because reads had). A read takes a slot only
+ * while the window, writes included, holds fewer than the limit less this share; a write, while it
+ * holds fewer than the limit; and writes queue ahead of every read. A share rather than the queue's
+ * order alone: a slot counts for a window once taken, so a write first in the queue behind a burst
+ * of reads (one costly query is 120 calls) would wait for the oldest of them to leave the window,
+ * past its deadline. And a share is a limit each take passes, as the read-ahead's headroom is: the
+ * shared store counts every replica's slots against it, so it holds across replicas with no change
+ * to the stores (each replica keeps it within its own share while Redis is away), and while writes
+ * hold more than the share, every slot that frees on any replica goes to them, reads waiting until
+ * the share is free again. A write is refused only when writes alone exceed that: more than the
+ * share at once while reads hold the rest, or more than the budget. 22 slots a minute at the real
+ * 240 less its margin, which reads lose when nobody writes; none below 10 a window.
+ */
+export const WRITE_SHARE = 0.1;
+
 interface Waiter {
   deadline: number;
-  priority: CallPriority;
+  priority: BudgetPriority;
   /** Served only if a slot is free at once within the headroom share; refused rather than queued. */
   onlyIfFree?: boolean;
   /** A background call moved ahead within the background lane's floor (BACKGROUND_SHARE). */
@@ -158,6 +184,8 @@ interface Queue {
    * queue, so that a burst refused together is told to return spread over the windows it needs.
    */
   promised: number[];
+  /** Those of them that were writes: a write's place counts only these, it goes ahead of the reads. */
+  promisedWrites: number[];
   /** Asked to pump while a pass was running: it runs once more when that pass ends. */
   repump: boolean;
   /** When queued background calls were given a slot, within the last window (BACKGROUND_SHARE). */
@@ -205,9 +233,14 @@ export class RateBudget {
    * Resolves with a slot when the call may be sent; rejects with RateLimitedError at its deadline.
    * Give the slot back to `finish` when the call is over. `limit` is the licensee's own budget per
    * window (LICENSEES_FILE's rateLimit); without one the options' limit applies. A call
-   * queues behind every call of a higher priority, even those that arrive after it (CallPriority).
+   * queues behind every call of a higher priority, even those that arrive after it (BudgetPriority).
    */
-  acquire(licensee: string, deadline: number, limit?: number, priority: CallPriority = 'interactive'): Promise<string> {
+  acquire(
+    licensee: string,
+    deadline: number,
+    limit?: number,
+    priority: BudgetPriority = 'interactive',
+  ): Promise<string> {
     if (this.closed) return Promise.reject(closedError());
     const queue = this.queue(licensee);
     if (limit !== undefined) queue.effectiveLimit = this.withMargin(limit);
@@ -325,6 +358,7 @@ export class RateBudget {
           backoffMs: 0,
           effectiveLimit: this.effectiveLimit,
           promised: [],
+          promisedWrites: [],
           repump: false,
           backgroundSends: [],
           bulkSends: [],
@@ -341,6 +375,13 @@ export class RateBudget {
   /** The slots a read-ahead may count up to (see HEADROOM_SHARE). */
   private headroomLimit(queue: Queue): number {
     return Math.floor(queue.effectiveLimit * HEADROOM_SHARE);
+  }
+
+  /** The slots the waiter may count up to: a write all, any other read all but the writes' share (WRITE_SHARE). */
+  private limitOf(queue: Queue, waiter: Waiter): number {
+    if (waiter.onlyIfFree) return this.headroomLimit(queue);
+    if (waiter.priority === 'write') return queue.effectiveLimit;
+    return queue.effectiveLimit - Math.floor(queue.effectiveLimit * WRITE_SHARE);
   }
 
   /** At least one send a window, however small the limit and large the margin. */
@@ -371,11 +412,9 @@ export class RateBudget {
         this.promote(queue, now);
         const head = queue.waiters[0];
         if (!head) break;
-        const limit = head.onlyIfFree ? this.headroomLimit(queue) : queue.effectiveLimit;
-        const lane = {
-          background: inLane(head),
-          floor: this.backgroundFloor(queue),
-        };
+        const limit = this.limitOf(queue, head);
+        const lane =
+          head.priority === 'write' ? undefined : { background: inLane(head), floor: this.backgroundFloor(queue) };
         const slot =
           limit > 0
             ? await this.store.take(licensee, now, limit, this.options.windowMs, lane)
@@ -409,22 +448,25 @@ export class RateBudget {
   }
 
   /**
-   * Moves queued background calls to the front (in arrival order, behind those moved before) while
-   * the background lane has had fewer than its floor of the window's slots, counting those moved.
-   * A moved call is served next, and a call that comes later queues behind it.
+   * Moves queued background calls to the front of the reads (in arrival order, behind those moved
+   * before) while the background lane has had fewer than its floor of the window's slots, counting
+   * those moved. A moved call is served next after the writes, and a read that comes later queues
+   * behind it.
    */
   private promote(queue: Queue, now: number): void {
     queue.backgroundSends = queue.backgroundSends.filter((at) => at > now - this.options.windowMs);
     queue.bulkSends = queue.bulkSends.filter((at) => at > now - this.options.windowMs);
-    let ahead = queue.waiters.findIndex((w) => !w.promoted);
+    // Writes, then the calls moved before, are at the front.
+    let ahead = queue.waiters.findIndex((w) => rankOf(w) >= 0);
     if (ahead < 0) return;
-    let room = this.backgroundFloor(queue) - queue.backgroundSends.length - ahead;
+    const moved = queue.waiters.slice(0, ahead).filter((w) => w.promoted);
+    let room = this.backgroundFloor(queue) - queue.backgroundSends.length - moved.length;
     // Polls first, then a baseline's pages, which take at most half the floor: the polls of the
     // feeds already running keep the other half whatever a baseline of many pages asks (CallPriority).
     let bulkRoom =
       Math.floor(this.backgroundFloor(queue) / 2) -
       queue.bulkSends.length -
-      queue.waiters.slice(0, ahead).filter((w) => w.priority === 'bulk').length;
+      moved.filter((w) => w.priority === 'bulk').length;
     for (const priority of ['background', 'bulk'] as const)
       for (let at = ahead; room > 0 && at < queue.waiters.length; at++) {
         const waiter = queue.waiters[at]!;
@@ -486,13 +528,18 @@ export class RateBudget {
     const now = this.now();
     const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
     queue.promised = queue.promised.filter((at) => at > now);
+    queue.promisedWrites = queue.promisedWrites.filter((at) => at > now);
     let position = 0;
     // The background lane's sends, past and projected, in order: when each frees a place in the floor.
     const laneSends = [...queue.backgroundSends];
     const floor = this.backgroundFloor(queue);
     for (const waiter of [...queue.waiters]) {
-      // A moved background call goes ahead of the callers told to come back, too.
-      let startAt = this.projectedStart(queue, frees, position + (waiter.promoted ? 0 : queue.promised.length), now);
+      const write = waiter.priority === 'write';
+      const limit = this.limitOf(queue, waiter);
+      // A write goes ahead of the readers told to come back, and a moved background call ahead of
+      // every caller told to come back but the writers.
+      const promised = write || waiter.promoted ? queue.promisedWrites.length : queue.promised.length;
+      let startAt = this.projectedStart(queue, frees, position + promised, now, limit);
       // A poll not moved yet is moved once a send of the lane leaves the window: it waits for that
       // if it comes before its deadline, instead of being refused behind every first page. In turn,
       // so the feeds polled together share the floor rather than the luckiest taking it every time.
@@ -502,7 +549,7 @@ export class RateBudget {
         const movedAt = freeing < 0 ? now : laneSends[freeing]! + this.options.windowMs;
         // Once moved it goes first, behind the lane's calls still waiting ahead of it.
         const laneAhead = laneSends.length - queue.backgroundSends.length;
-        startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, laneAhead, now)));
+        startAt = Math.min(startAt, Math.max(movedAt, this.projectedStart(queue, frees, laneAhead, now, limit)));
       }
       if (startAt <= waiter.deadline) {
         if (poll || waiter.promoted) laneSends.push(startAt);
@@ -513,20 +560,24 @@ export class RateBudget {
       clearTimeout(waiter.timer);
       // Spread over at most MAX_PROMISED_WINDOWS windows: a flood of refusals must not grow the
       // list (and each pass's work) without bound; callers past it hear the farthest time.
-      if (queue.promised.length < MAX_PROMISED_WINDOWS * queue.effectiveLimit) queue.promised.push(startAt);
+      if (queue.promised.length < MAX_PROMISED_WINDOWS * queue.effectiveLimit) {
+        queue.promised.push(startAt);
+        if (write) queue.promisedWrites.push(startAt);
+      }
       waiter.reject(new RateLimitedError(secondsUntil(startAt, now), 'hopeless'));
     }
   }
 
   /**
-   * When the waiter at `position` could have its slot: the callers ahead of it take the free slots
-   * now, then each slot again as it leaves the window, in the order they leave, a window's worth
-   * per window. A call in flight (or started now) frees its slot a window after it finishes, so no
-   * sooner than a window from now: the estimate is the earliest the slot can come.
+   * When the waiter at `position` could have its slot, counting up to `limit` (limitOf): the callers
+   * ahead of it take the free slots now, then each slot again as it leaves the window, in the order
+   * they leave, a window's worth per window. A call in flight (or started now) frees its slot a
+   * window after it finishes, so no sooner than a window from now: the estimate is the earliest the
+   * slot can come.
    */
-  private projectedStart(queue: Queue, freeTimes: number[], position: number, now: number): number {
+  private projectedStart(queue: Queue, freeTimes: number[], position: number, now: number, limit: number): number {
     const windowMs = this.options.windowMs;
-    const free = queue.effectiveLimit - freeTimes.length;
+    const free = limit - freeTimes.length;
     if (position < free) return Math.max(now, queue.pausedUntil);
     const cycle = [
       ...freeTimes.map((t) => (t === Infinity ? now + windowMs : t)),
@@ -550,7 +601,8 @@ export class RateBudget {
     const frees = await this.store.freeTimes(licensee, now, this.options.windowMs);
     for (const { w, position } of due) {
       clearTimeout(w.timer);
-      w.reject(new RateLimitedError(secondsUntil(this.projectedStart(queue, frees, position, now), now), 'deadline'));
+      const startAt = this.projectedStart(queue, frees, position, now, this.limitOf(queue, w));
+      w.reject(new RateLimitedError(secondsUntil(startAt, now), 'deadline'));
     }
   }
 }
@@ -560,7 +612,7 @@ function inLane(waiter: Waiter): boolean {
   return (waiter.priority === 'background' || waiter.priority === 'bulk') && !waiter.onlyIfFree;
 }
 
-/** A waiter's place in the queue's order: a moved background call counts as interactive, ahead of those after it. */
+/** A waiter's place in the queue's order: a moved background call goes behind the writes, ahead of every other read. */
 function rankOf(waiter: Waiter): number {
   return waiter.promoted ? -1 : RANK[waiter.priority];
 }

@@ -35,7 +35,10 @@ export interface EndpointDef<P extends z.ZodType = z.ZodType, R extends z.ZodTyp
    * pages of one list at once cost what one does; our own writes drop them.
    */
   pagedList?: true;
-  /** Cache tags a successful call drops (mutations). */
+  /**
+   * Cache tags a successful call drops. Every write has it, even one that drops nothing: it is also
+   * what marks the endpoint a write, which the budget serves before any read (`isWrite`).
+   */
   invalidates?: (params: z.output<P>) => string[];
 }
 
@@ -606,6 +609,11 @@ export type ResultOf<N extends EndpointName> = z.output<ReturnType<(typeof ENDPO
 
 /** Any row of the table, its own parameter and response types forgotten (the call path's view). */
 export type AnyEndpoint = EndpointDef<z.ZodType, z.ZodType>;
+
+/** A call of the endpoint changes something upstream (a mutation's): one with `invalidates`. */
+export function isWrite(endpoint: AnyEndpoint): boolean {
+  return endpoint.invalidates !== undefined;
+}
 
 const schemaMemo = new Map<string, { params: z.ZodType; response: z.ZodType }>();
 

@@ -32,7 +32,9 @@ async function atMostOnePageAhead(g: TestGateway, own: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  t = await startGateway();
+  // The budget is not what these tests check: the file's reads together spend the real one (a
+  // tenth of each window is kept for writes, issue 37).
+  t = await startGateway({ rateLimit: false }, { UPSTREAM_RATE_LIMIT: '100000' });
 });
 afterAll(() => t.close());
 beforeEach(() => readyToCount(t));

@@ -30,14 +30,20 @@ describe('RateBudget priorities', () => {
     return { started, outcomes };
   }
 
+  /** Fills the window until 1 s from now, with writes: reads never take its last tenth (WRITE_SHARE). */
+  async function fillWindow(budget: RateBudget, limit: number) {
+    for (let i = 0; i < limit; i++)
+      await budget.finish('x', await budget.acquire('x', Date.now() + 1_000, undefined, 'write'));
+  }
+
   /**
-   * 20 a window (a floor of 2), the window full until t0 + 1 s; then two polls, which take the floor,
-   * and 40 first pages queued behind them.
+   * 20 a window (a floor of 2, 18 for reads), the window full until t0 + 1 s; then two polls, which
+   * take the floor, and 40 first pages queued behind them.
    */
   async function floorTakenBeforeFortyPages() {
     const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
     const t0 = Date.now();
-    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', t0 + 1_000));
+    await fillWindow(budget, 20);
     const queued = take(budget, [
       ['poll-1', 'background'],
       ['poll-2', 'background'],
@@ -83,9 +89,9 @@ describe('RateBudget priorities', () => {
   });
 
   it('keeps the background lane a tenth of the window while interactive calls keep the budget busy: a poll goes ahead of first pages queued before it, up to that floor', async () => {
-    // 20 a window: a floor of 2 background calls a window.
+    // 20 a window, 18 for reads: a floor of 2 background calls a window.
     const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
-    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    await fillWindow(budget, 20);
     const interactive = Array.from(
       { length: 30 },
       (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority],
@@ -105,16 +111,16 @@ describe('RateBudget priorities', () => {
       // The first window that frees: two polls first (the floor), then the first pages in arrival order.
       'poll-1',
       'poll-2',
-      ...pages(1, 18),
+      ...pages(1, 16),
       // The next: the third poll first again, then the rest.
       'poll-3',
-      ...pages(19, 30),
+      ...pages(17, 30),
     ]);
   });
 
   it('gives the background lane no more than its floor: past it, polls wait behind every first page', async () => {
     const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
-    for (let i = 0; i < 20; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    await fillWindow(budget, 20);
     const { started, outcomes } = take(budget, [
       ['poll-1', 'background'],
       ['poll-2', 'background'],
@@ -134,23 +140,23 @@ describe('RateBudget priorities', () => {
   });
 
   it('keeps a poll past the floor waiting for the lane’s next place when that comes before its deadline, instead of refusing it behind every first page', async () => {
-    // 20 a window: a floor of 2. Two polls take the floor when the window frees at t0 + 1 s; a third
-    // is moved when the first of them leaves the window, at t0 + 2 s, ahead of the 38 pages still
-    // queued then (behind them it would wait until t0 + 3 s, past its deadline).
+    // 20 a window, 18 for reads: a floor of 2. Two polls take the floor when the window frees at
+    // t0 + 1 s; a third is moved when the first of them leaves the window, at t0 + 2 s, ahead of the
+    // 24 pages still queued then (behind them it would wait until t0 + 3 s, past its deadline).
     const { budget, t0, started, outcomes } = await floorTakenBeforeFortyPages();
     const third = take(budget, [['poll-3', 'background']], t0 + 2_500);
     await vi.advanceTimersByTimeAsync(0);
     expect(budget.waiting('x')).toBe(43); // queued, not refused
     await vi.advanceTimersByTimeAsync(5_000);
     expect(await Promise.all([...outcomes, ...third.outcomes])).toEqual(Array(43).fill(undefined));
-    expect(started.slice(0, 20)).toEqual([
+    expect(started.slice(0, 18)).toEqual([
       'poll-1',
       'poll-2',
-      ...Array.from({ length: 18 }, (_, i) => `page-${i + 1}`),
+      ...Array.from({ length: 16 }, (_, i) => `page-${i + 1}`),
     ]);
     expect(third.started).toEqual(['poll-3']);
-    // poll-3 starts first in the second window, before page-19.
-    expect(started.indexOf('page-19')).toBe(20);
+    // poll-3 starts first in the second window, before page-17.
+    expect(started.indexOf('page-17')).toBe(18);
   });
 
   it('still refuses at once a poll whose place in the lane cannot come before its deadline', async () => {
@@ -168,7 +174,7 @@ describe('RateBudget priorities', () => {
   it('gives a baseline’s pages at most half the background lane’s floor: the feeds’ polls keep the other half', async () => {
     // 40 a window: a floor of 4 background calls a window, of which 2 for a baseline's pages.
     const budget = new RateBudget({ limit: 40, windowMs: 1_000, margin: 0 });
-    for (let i = 0; i < 40; i++) await budget.finish('x', await budget.acquire('x', Date.now() + 1_000));
+    await fillWindow(budget, 40);
     const { started, outcomes } = take(budget, [
       ...Array.from({ length: 4 }, (_, i) => [`baseline-${i + 1}`, 'bulk'] as [string, CallPriority]),
       ...Array.from({ length: 10 }, (_, i) => [`page-${i + 1}`, 'interactive'] as [string, CallPriority]),
