@@ -1,5 +1,6 @@
 import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
 import { DROPPED } from '../upstream/cache.ts';
+import { RESERVATION_DETAIL_FLAGS } from '../upstream/endpoints.ts';
 import { KeptPage } from '../upstream/kept-page.ts';
 import type { ReservationChange } from './change.ts';
 import { FEED_FLAGS } from './upstream-source.ts';
@@ -82,14 +83,7 @@ const numberOf = (change: ReservationChange) => change.reservation.reservationNu
 const filtered = (params: Record<string, unknown>) =>
   Object.keys(params).some((key) => key !== 'eventId' && key !== 'page' && !FLAGS.has(key));
 
-const FLAGS = new Set([
-  'fullContactInfo',
-  'detailedEventInfo',
-  'detailedHotelInfo',
-  'detailedSubBlockInfo',
-  'customField',
-  'partnerview',
-]);
+const FLAGS = new Set<string>(RESERVATION_DETAIL_FLAGS);
 
 /**
  * The record as a page read with `params`' flags holds it, from the form the feed read (FEED_FLAGS);

@@ -633,3 +633,16 @@ export function versionOf(name: EndpointName): Version {
   const versions: readonly Version[] = ENDPOINTS[name].versions;
   return versions.includes('v102') ? 'v102' : versions.includes('v101') ? 'v101' : 'v1';
 }
+
+/**
+ * `getreservation`'s detail flags (its parameters above): each adds a group of fields to every
+ * record (docs/upstream.md), so a page read with other flags holds another form of the same records.
+ */
+export const RESERVATION_DETAIL_FLAGS = [
+  'fullContactInfo',
+  'detailedEventInfo',
+  'detailedHotelInfo',
+  'detailedSubBlockInfo',
+  'customField',
+  'partnerview',
+] as const satisfies readonly (keyof ParamsOf<'getreservation'>)[];

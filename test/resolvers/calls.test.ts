@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RESERVATION_DETAIL_FLAGS } from '../../src/upstream/endpoints.ts';
 import {
   EventHotelsDocument,
   EventTwiceMoreDocument,
@@ -120,14 +121,7 @@ describe('upstream calls per operation (from the emulator’s request log)', () 
     const res = await t.exec(ReservationNumbersDocument, { eventId: 5001, first: 20 });
     expect(res.errors).toBeUndefined();
     const [call] = t.calls().filter((c) => c.endpoint === 'getreservation');
-    for (const flag of [
-      'fullContactInfo',
-      'detailedEventInfo',
-      'detailedHotelInfo',
-      'detailedSubBlockInfo',
-      'customField',
-      'partnerview',
-    ]) {
+    for (const flag of RESERVATION_DETAIL_FLAGS) {
       expect(call!.params[flag]).toBeUndefined();
     }
   });
