@@ -9,6 +9,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * to sort by. test/repository.test.ts checks every name here is a test file.
  */
 export const START_FIRST = [
+  'test/redis/webhooks-outage.test.ts',
   'test/redis/replicas.test.ts',
   'test/redis/soak.test.ts',
   'test/e2e/production-install.test.ts',

@@ -46,9 +46,32 @@ export interface WebhookDeliveriesOptions {
    * @default one on `logger`, naming the webhook queue
    */
   outage?: OutageLog;
+  /**
+   * Logs, once each, that told changes are kept (the stores failed) and that they were queued.
+   * @default one on `logger`, naming the webhook queue
+   */
+  keeping?: OutageLog;
+  /** Changes kept per licensee while the stores fail. @default MAX_KEPT_CHANGES */
+  maxKept?: number;
+  /** Told how many kept changes of a licensee were dropped, past `maxKept` (metrics). */
+  dropped?: (licenseeId: string, count: number) => void;
 }
 
 export const DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1_000;
+
+/**
+ * Changes kept per licensee while the endpoint store or the queue fails (Redis away): the bound of
+ * the changes a feed keeps meanwhile to publish (redis-registry.ts), mostly the same objects. Past
+ * it the oldest go first.
+ */
+export const MAX_KEPT_CHANGES = 10_000;
+
+/** A change told, until it is queued: when it was told, and whether it waited (a try to queue it failed). */
+interface Told {
+  change: ReservationChange;
+  at: number;
+  waited: boolean;
+}
 
 /** Why an attempt got no answer, in words for the endpoint's licensee (no internal detail). */
 function failureOf(error: unknown): string {
@@ -68,6 +91,16 @@ export class WebhookDeliveries {
   private readonly random: () => number;
   /** A poll each `pollMs` while the store is away would log each look: its loss is logged once. */
   private readonly outage: OutageLog;
+  private readonly keeping: OutageLog;
+  private readonly maxKept: number;
+  /** Per licensee, the changes told and not yet queued, in the order told. */
+  private readonly told = new Map<string, Told[]>();
+  /** Licensees whose kept changes were dropped since they were last all queued (logged once). */
+  private readonly dropping = new Set<string>();
+  /** The passes queueing what is kept, one after another (see `flush`). */
+  private flushing?: Promise<void>;
+  private flushAgain = false;
+  private retry?: NodeJS.Timeout;
   private inFlight = 0;
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -92,37 +125,133 @@ export class WebhookDeliveries {
         lost: 'webhook queue unreachable: deliveries wait until it answers again',
         back: 'webhook queue reachable again: deliveries go on',
       });
+    this.keeping =
+      options.keeping ??
+      new OutageLog(options.logger, {
+        lost: 'webhook queue unreachable: changes are kept until it answers again',
+        back: 'webhook queue reachable again: the changes kept meanwhile are queued',
+      });
+    this.maxKept = options.maxKept ?? MAX_KEPT_CHANGES;
   }
 
   /**
    * Queues `changes` of `licenseeId` (one feed's, in modification order) for the endpoints that
-   * want them. Each change gets its reservation's next sequence once, shared by every endpoint.
+   * want them, each with its reservation's sequence, shared by every endpoint. While the endpoint
+   * store or the queue fails (Redis away), they are kept, after those kept before, and queued in
+   * that order once it answers (a try each second); never rejects.
    */
   async tell(licenseeId: string, changes: readonly ReservationChange[]): Promise<void> {
-    const now = Date.now();
-    const byEvent = new Map<number, WebhookEndpoint[]>();
-    for (const change of changes) {
-      const { eventId, reservationNumber } = change.reservation;
-      let endpoints = byEvent.get(eventId);
-      if (!endpoints) byEvent.set(eventId, (endpoints = await this.endpoints.forEvent(licenseeId, eventId)));
-      const wanting = endpoints.filter((endpoint) => endpoint.kinds.includes(change.kind));
-      if (wanting.length === 0) continue;
-      const sequence = await this.endpoints.nextSequence(licenseeId, eventId, reservationNumber);
-      const body = JSON.stringify(reservationMessage(licenseeId, change, sequence, new Date(now)));
-      for (const endpoint of wanting)
-        await this.queue.add(
-          {
-            endpointId: endpoint.id,
-            licenseeId,
-            messageId: messageId(endpoint.id, change.key),
-            lane: `${eventId}:${reservationNumber}`,
-            type: TYPE_OF_KIND[change.kind],
-            body,
-          },
-          now,
-        );
-    }
+    const at = Date.now();
+    this.keep(licenseeId, [
+      ...(this.told.get(licenseeId) ?? []),
+      ...changes.map((change) => ({ change, at, waited: false })),
+    ]);
+    await this.flush();
     this.wake();
+  }
+
+  /** Sets what is kept of the licensee, in order; past `maxKept` the oldest go (counted, and logged once). */
+  private keep(licenseeId: string, told: Told[]): void {
+    const over = told.length - this.maxKept;
+    if (over > 0) {
+      told.splice(0, over);
+      this.options.dropped?.(licenseeId, over);
+      if (!this.dropping.has(licenseeId)) {
+        this.dropping.add(licenseeId);
+        this.options.logger?.warn(
+          { licensee: licenseeId, kept: this.maxKept },
+          'webhook changes dropped: more were told than are kept while the queue is unreachable (the oldest go first)',
+        );
+      }
+    }
+    if (told.length > 0) this.told.set(licenseeId, told);
+    else this.told.delete(licenseeId);
+  }
+
+  /** Queues what is kept, one pass at a time: a tell during a pass gets another pass after it. */
+  private flush(): Promise<void> {
+    this.flushAgain = true;
+    this.flushing ??= this.flushPasses();
+    return this.flushing;
+  }
+
+  private async flushPasses(): Promise<void> {
+    try {
+      while (this.flushAgain && !this.closed) {
+        this.flushAgain = false;
+        await this.flushPass();
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** Queues each licensee's kept changes in order, up to the first that fails: it and the rest wait for the next try. */
+  private async flushPass(): Promise<void> {
+    clearTimeout(this.retry);
+    let failure: unknown;
+    for (const licenseeId of [...this.told.keys()]) {
+      const told = this.told.get(licenseeId) ?? [];
+      this.told.delete(licenseeId);
+      const endpointsOf = new Map<number, WebhookEndpoint[]>();
+      let queued = 0;
+      try {
+        for (const each of told) {
+          await this.queueChange(licenseeId, each, endpointsOf);
+          queued++;
+        }
+        if (!this.told.has(licenseeId)) this.dropping.delete(licenseeId);
+      } catch (error) {
+        failure ??= error;
+        // The rest go before what was told meanwhile (the order told is the order queued), each as
+        // one that waited: a replica may have told a later state of its reservation meanwhile.
+        const rest = [...told.slice(queued), ...(this.told.get(licenseeId) ?? [])];
+        this.keep(
+          licenseeId,
+          rest.map((each) => ({ ...each, waited: true })),
+        );
+      }
+    }
+    if (failure === undefined) this.keeping.answered();
+    else if (!this.closed) {
+      this.keeping.failed(failure);
+      this.retry = setTimeout(() => void this.flush().then(() => this.wake()), 1_000);
+      this.retry.unref?.();
+    }
+  }
+
+  /**
+   * Queues one change for the endpoints of its event and kind. Its sequence comes first, and is the
+   * same however often the change is told (by two replicas, or again after a failure midway), so
+   * the queue, which takes a change told twice once (same webhook-id), gets one body for it.
+   */
+  private async queueChange(
+    licenseeId: string,
+    { change, at, waited }: Told,
+    endpointsOf: Map<number, WebhookEndpoint[]>,
+  ): Promise<void> {
+    const { eventId, reservationNumber } = change.reservation;
+    let endpoints = endpointsOf.get(eventId);
+    if (!endpoints) endpointsOf.set(eventId, (endpoints = await this.endpoints.forEvent(licenseeId, eventId)));
+    const wanting = endpoints.filter((endpoint) => endpoint.kinds.includes(change.kind));
+    if (wanting.length === 0) return;
+    const ask = { key: change.key, toldAt: at, waited };
+    const sequence = await this.endpoints.sequenceOf(licenseeId, eventId, reservationNumber, ask);
+    // Superseded while it waited: a later state of the reservation went to the endpoints meanwhile.
+    if (sequence === undefined) return;
+    const body = JSON.stringify(reservationMessage(licenseeId, change, sequence, new Date(at)));
+    for (const endpoint of wanting)
+      await this.queue.add(
+        {
+          endpointId: endpoint.id,
+          licenseeId,
+          messageId: messageId(endpoint.id, change.key),
+          lane: `${eventId}:${reservationNumber}`,
+          type: TYPE_OF_KIND[change.kind],
+          body,
+        },
+        at,
+      );
   }
 
   /**
@@ -139,7 +268,9 @@ export class WebhookDeliveries {
       const id = messageId(endpoint.id, change.key);
       if (await this.queue.has(endpoint.id, id)) continue;
       const { eventId, reservationNumber } = change.reservation;
-      const sequence = await this.endpoints.nextSequence(licenseeId, eventId, reservationNumber);
+      // The change's own sequence: the one its other endpoints had, or the next (never superseded: it did not wait).
+      const ask = { key: change.key, toldAt: now, waited: false };
+      const sequence = (await this.endpoints.sequenceOf(licenseeId, eventId, reservationNumber, ask)) as number;
       const body = JSON.stringify(reservationMessage(licenseeId, change, sequence, new Date(now)));
       const lane = `${eventId}:${reservationNumber}`;
       const type = TYPE_OF_KIND[change.kind];
@@ -340,10 +471,14 @@ export class WebhookDeliveries {
       await Promise.all([...this.attempts, new Promise<void>((resolve) => setImmediate(resolve))]);
   }
 
-  /** Stops trying; attempts under way finish. What is queued stays queued (in memory: lost with the process). */
+  /**
+   * Stops trying; attempts under way finish. What is queued stays queued (in memory: lost with the
+   * process); changes kept unqueued (the stores failed) are lost with it.
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.retry);
     await Promise.all(this.attempts);
   }
 }

@@ -46,10 +46,32 @@ export interface EndpointStore {
   forEvent(licenseeId: string, eventId: number): Promise<WebhookEndpoint[]>;
   /** The events of `licenseeId` with an enabled endpoint (their feeds run for them). */
   eventsWatched(licenseeId: string): Promise<number[]>;
-  /** The next `sequence` of a reservation's changes (1, 2, …), shared by the licensee's endpoints. */
-  nextSequence(licenseeId: string, eventId: number, reservationNumber: number): Promise<number>;
+  /**
+   * The `sequence` of a change of a reservation, shared by the licensee's endpoints: the
+   * reservation's next one (1, 2, …) the first time, the same one each time the change asks again
+   * (told by two replicas around a hand-over of the webhooks lease, or again after a failure midway),
+   * so that no change takes two and no endpoint sees a gap. Undefined for a change that `waited`
+   * (kept while the store was unreachable) when a change of the reservation told after it was given
+   * one meanwhile: its state is superseded, and queued now it would reach the endpoints as the newest.
+   */
+  sequenceOf(
+    licenseeId: string,
+    eventId: number,
+    reservationNumber: number,
+    change: ChangeTold,
+  ): Promise<number | undefined>;
   close(): Promise<void>;
 }
+
+/** A change asking for its sequence: its key (`ReservationChange.key`), when it was told (ms), whether it waited for the store. */
+export interface ChangeTold {
+  key: string;
+  toldAt: number;
+  waited: boolean;
+}
+
+/** How long Redis remembers the sequence given to a change: far longer than two replicas telling it apart, or a kept change waiting for Redis. */
+export const SEQUENCE_KEPT_MS = 24 * 60 * 60 * 1_000;
 
 const byAge = (a: WebhookEndpoint, b: WebhookEndpoint) => a.createdAt - b.createdAt || a.id.localeCompare(b.id);
 
@@ -60,7 +82,12 @@ const watchedEvents = (endpoints: readonly WebhookEndpoint[]) =>
 
 export class MemoryEndpointStore implements EndpointStore {
   private readonly endpoints = new Map<string, WebhookEndpoint>();
-  private readonly sequences = new Map<string, number>();
+  /**
+   * Per reservation, the last sequence given, to which change, and the latest instant told. One
+   * process asks again only for a change whose queueing failed, before any later change of its
+   * reservation (kept changes are queued in order): the last change is all it must remember.
+   */
+  private readonly sequences = new Map<string, { last: number; key: string; toldAt: number }>();
 
   async save(endpoint: WebhookEndpoint): Promise<void> {
     this.endpoints.set(endpoint.id, structuredClone(endpoint));
@@ -91,25 +118,57 @@ export class MemoryEndpointStore implements EndpointStore {
     return watchedEvents(await this.list(licenseeId));
   }
 
-  async nextSequence(licenseeId: string, eventId: number, reservationNumber: number): Promise<number> {
-    const key = `${licenseeId}|${eventId}|${reservationNumber}`;
-    const next = (this.sequences.get(key) ?? 0) + 1;
-    this.sequences.set(key, next);
-    return next;
+  async sequenceOf(
+    licenseeId: string,
+    eventId: number,
+    reservationNumber: number,
+    { key, toldAt, waited }: ChangeTold,
+  ): Promise<number | undefined> {
+    const reservation = `${licenseeId}|${eventId}|${reservationNumber}`;
+    const before = this.sequences.get(reservation);
+    if (before?.key === key) return before.last;
+    if (waited && before && toldAt < before.toldAt) return undefined;
+    const last = (before?.last ?? 0) + 1;
+    this.sequences.set(reservation, { last, key, toldAt: Math.max(toldAt, before?.toldAt ?? toldAt) });
+    return last;
   }
 
   async close(): Promise<void> {}
 }
 
 /**
+ * KEYS: sequences, told, the change's sequence. ARGV: reservation, told at (ms), waited ('1'), kept (ms).
+ * The change's sequence if it was given one; else 0 for a waited change told before the
+ * reservation's latest; else the reservation's next.
+ */
+const SEQUENCE_OF = `
+local given = redis.call('GET', KEYS[3])
+if given then return tonumber(given) end
+local latest = tonumber(redis.call('HGET', KEYS[2], ARGV[1]))
+if ARGV[3] == '1' and latest and tonumber(ARGV[2]) < latest then return 0 end
+local sequence = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if not latest or tonumber(ARGV[2]) > latest then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+redis.call('SET', KEYS[3], sequence, 'PX', ARGV[4])
+return sequence
+`;
+
+type ScriptClient = RedisConnection['commands'] & {
+  webhookSequenceOf(...args: (string | number)[]): Promise<number>;
+};
+
+/**
  * On Redis, under REDIS_PREFIX: `webhooks:endpoints` (a hash, id → the endpoint as JSON),
- * `webhooks:licensee:<id>` (a set of that licensee's endpoint ids) and `webhooks:sequences` (a
- * hash, licensee|event|reservation → the last sequence given, HINCRBY so replicas never give one twice).
- * With WEBHOOK_SECRET_KEY, each endpoint's signing secrets are sealed in its record (secret-box.ts).
+ * `webhooks:licensee:<id>` (a set of that licensee's endpoint ids), `webhooks:sequences` (a hash,
+ * licensee|event|reservation → the last sequence given, HINCRBY so replicas never give one twice),
+ * `webhooks:sequences-told` (the same fields → the latest instant a change given one was told) and
+ * `webhooks:sequence:<licensee>|<event>|<change key>` (the sequence given to that change, for
+ * SEQUENCE_KEPT_MS), each sequence given by one script. With WEBHOOK_SECRET_KEY, each endpoint's
+ * signing secrets are sealed in its record (secret-box.ts).
  */
 export class RedisEndpointStore implements EndpointStore {
   private readonly endpointsKey: string;
   private readonly sequencesKey: string;
+  private readonly toldKey: string;
 
   /** `box`: endpoint secrets are sealed with it in Redis (WEBHOOK_SECRET_KEY); without one, kept in clear. */
   constructor(
@@ -118,6 +177,10 @@ export class RedisEndpointStore implements EndpointStore {
   ) {
     this.endpointsKey = `${redis.prefix}webhooks:endpoints`;
     this.sequencesKey = `${redis.prefix}webhooks:sequences`;
+    this.toldKey = `${redis.prefix}webhooks:sequences-told`;
+    const client = redis.commands;
+    if (!('webhookSequenceOf' in client))
+      client.defineCommand('webhookSequenceOf', { numberOfKeys: 3, lua: SEQUENCE_OF });
   }
 
   /** The record as Redis keeps it: its secrets sealed when there is a key. */
@@ -187,8 +250,22 @@ export class RedisEndpointStore implements EndpointStore {
     return watchedEvents(await this.list(licenseeId));
   }
 
-  async nextSequence(licenseeId: string, eventId: number, reservationNumber: number): Promise<number> {
-    return this.redis.commands.hincrby(this.sequencesKey, `${licenseeId}|${eventId}|${reservationNumber}`, 1);
+  async sequenceOf(
+    licenseeId: string,
+    eventId: number,
+    reservationNumber: number,
+    { key, toldAt, waited }: ChangeTold,
+  ): Promise<number | undefined> {
+    const sequence = await (this.redis.commands as ScriptClient).webhookSequenceOf(
+      this.sequencesKey,
+      this.toldKey,
+      `${this.redis.prefix}webhooks:sequence:${licenseeId}|${eventId}|${key}`,
+      `${licenseeId}|${eventId}|${reservationNumber}`,
+      toldAt,
+      waited ? '1' : '0',
+      SEQUENCE_KEPT_MS,
+    );
+    return sequence === 0 ? undefined : sequence;
   }
 
   async close(): Promise<void> {}

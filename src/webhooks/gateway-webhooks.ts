@@ -25,7 +25,9 @@ import { SecretBox } from './secret-box.ts';
  * With Redis, one replica at a time (the holder of the `webhooks` lease) joins those feeds and
  * queues their changes (each change once); every replica delivers from the shared queue, each
  * delivery claimed by one of them (redis-delivery-store.ts). A management mutation on any replica
- * is announced (`webhook-endpoints`), so the queueing replica joins or leaves feeds at once.
+ * is announced (`webhook-endpoints`), so the queueing replica joins or leaves feeds at once. While
+ * Redis is away the holder keeps its role and its feeds, and keeps what they tell until Redis is
+ * back (deliveries.ts); when the role moves, the old holder's feeds overlap the new one's for a lease.
  */
 export interface WebhookSettings {
   allowHttpHosts: string[];
@@ -93,8 +95,21 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
           }),
         }
       : {}),
+    ...(redis
+      ? {
+          keeping: new OutageLog(logger, {
+            lost: 'Redis unreachable: webhook changes are kept until it is back',
+            back: 'Redis reachable again: the webhook changes kept meanwhile are queued',
+          }),
+        }
+      : {}),
     ...(logger ? { logger } : {}),
-    ...(metrics ? { attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome) } : {}),
+    ...(metrics
+      ? {
+          attempted: (licenseeId, outcome) => metrics.attempted(licenseeId, outcome),
+          dropped: (licenseeId, count) => metrics.dropped(licenseeId, count),
+        }
+      : {}),
   });
   // From the start: a shared queue may hold deliveries no replica is left to send (retries waiting
   // through a restart of every replica); without this look they waited for the next change told.
@@ -104,9 +119,12 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   /** Per licensee, the sync under way: syncs run one after another, so none acts on a stale view. */
   const syncing = new Map<string, Promise<void>>();
   let leading = !redis;
+  /** Until when (ms) a replica that lost the role to another keeps its feeds (see `tick`). */
+  let keepFeedsUntil = 0;
+  const joining = () => leading || Date.now() < keepFeedsUntil;
   let closed = false;
 
-  /** Joins the feeds of the licensee's watched events and leaves the others (only while delivering). */
+  /** Joins the feeds of the licensee's watched events and leaves the others (only while delivering, or handing over). */
   const sync = (licenseeId: string): Promise<void> => {
     const next = (syncing.get(licenseeId) ?? Promise.resolve()).then(() => syncNow(licenseeId));
     const settled = next.catch(() => undefined);
@@ -119,7 +137,7 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const syncNow = async (licenseeId: string) => {
     const account = accounts.get(licenseeId);
     if (!account || closed) return;
-    const watched = leading ? new Set(await endpoints.eventsWatched(licenseeId)) : new Set<number>();
+    const watched = joining() ? new Set(await endpoints.eventsWatched(licenseeId)) : new Set<number>();
     for (const [key, membership] of memberships)
       if (key.startsWith(`${licenseeId}|`) && !watched.has(Number(key.slice(licenseeId.length + 1)))) {
         memberships.delete(key);
@@ -129,12 +147,9 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
       const key = `${licenseeId}|${eventId}`;
       if (memberships.has(key)) continue;
       try {
-        const membership = await feeds.join(account, eventId, (changes) => {
-          void deliveries.tell(licenseeId, changes).catch((error: unknown) => {
-            logger?.warn({ err: error, licensee: licenseeId, eventId }, 'webhook changes could not be queued');
-          });
-        });
-        if (closed || !leading) membership.leave();
+        // Never rejects: what cannot be queued now is kept and queued when the stores answer.
+        const membership = await feeds.join(account, eventId, (changes) => void deliveries.tell(licenseeId, changes));
+        if (closed || !joining()) membership.leave();
         else memberships.set(key, membership);
       } catch (error) {
         // An event the service does not answer for now: the next resync tries again.
@@ -164,11 +179,21 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const lease = redis && new RedisLease(redis, 'webhooks', leaseMs);
   const tick = async () => {
     if (lease) {
-      const holds = leading
-        ? await lease.renew().catch(() => false)
-        : (await lease.acquire().catch(() => ({ held: false }))).held;
+      let holds: boolean;
+      try {
+        // Ours is extended; one that lapsed while Redis was away is taken back, unless another took it.
+        holds = (await lease.acquire()).held;
+      } catch {
+        // Redis away: the role stays as it was. The holder's feeds go on, their changes kept until
+        // Redis is back: leaving them would lose what changes meanwhile. Should another replica
+        // take the role (Redis away from this one only), a change both tell is queued once.
+        holds = leading;
+      }
       if (holds !== leading) {
         leading = holds;
+        // Lost to another replica: these feeds go on for a lease, so that the other's, joining
+        // meanwhile, overlap them rather than leave a gap (a change told by both is queued once).
+        if (!holds) keepFeedsUntil = Date.now() + leaseMs;
         logger?.info(
           { delivering: holds },
           holds ? 'webhooks: this replica queues the changes' : 'webhooks: another replica queues the changes',

@@ -18,12 +18,19 @@ export interface WebhookMetricsSource {
 
 export class WebhookMetrics {
   private readonly attempts: Counter<'licensee' | 'outcome'>;
+  private readonly droppedChanges: Counter<'licensee'>;
 
   constructor(registry: Registry, source: WebhookMetricsSource) {
     this.attempts = new Counter({
       name: 'gateway_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again), failed (the last attempt failed), gone (410).',
       labelNames: ['licensee', 'outcome'] as const,
+      registers: [registry],
+    });
+    this.droppedChanges = new Counter({
+      name: 'gateway_webhook_changes_dropped_total',
+      help: 'Reservation changes never queued as webhooks: more were kept than the bound (10,000 per licensee) while the queue was unreachable (Redis away), the oldest dropped first.',
+      labelNames: ['licensee'] as const,
       registers: [registry],
     });
     // One read of every endpoint's backlog per scrape, shared by the gauges below.
@@ -106,5 +113,9 @@ export class WebhookMetrics {
 
   attempted(licensee: string, outcome: AttemptOutcome): void {
     this.attempts.inc({ licensee, outcome });
+  }
+
+  dropped(licensee: string, count: number): void {
+    this.droppedChanges.inc({ licensee }, count);
   }
 }

@@ -34,9 +34,12 @@ export function redisServerOrSkip(env: Record<string, string | undefined> = proc
 export interface TestRedis {
   url: string;
   port: number;
-  /** Stops the server (its data is gone: nothing is saved). */
-  stop(): Promise<void>;
-  /** Starts it again, empty, on the same port. */
+  /**
+   * Stops the server (its data is gone: nothing is saved); with `keep`, it saves its data as it
+   * shuts down (SHUTDOWN SAVE), and the next start loads it: a Redis with persistence restarted.
+   */
+  stop(options?: { keep?: boolean }): Promise<void>;
+  /** Starts it again on the same port: empty, unless the last stop kept its data. */
   start(): Promise<void>;
   /** A client of the test's own (closed by `stop`). */
   client(): Redis;
@@ -72,13 +75,23 @@ export async function startRedis(serverPath: string): Promise<TestRedis> {
       }
     }
   };
-  const stop = async () => {
+  const dump = join(dir, 'dump.rdb');
+  const stop = async ({ keep = false }: { keep?: boolean } = {}) => {
     for (const c of clients.splice(0)) c.disconnect();
     const running = child;
     child = undefined;
     if (!running || running.exitCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
+    if (keep) {
+      const last = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+      last.on('error', () => {});
+      // No answer comes: the server saves, then closes every connection and exits.
+      await last.call('SHUTDOWN', 'SAVE').catch(() => undefined);
+      last.disconnect();
+    } else {
+      running.kill('SIGKILL');
+      rmSync(dump, { force: true });
+    }
     await exited;
   };
   await start();

@@ -13,8 +13,9 @@ import { verifies } from './standard-webhooks.ts';
 
 /*
  * The delivery queue on a fake clock: who gets a change, the retry schedule with its jitter,
- * Retry-After, 410, 3xx, per-reservation order, disabling after failing for days, and the
- * signature on every attempt. The sender is a script (no sockets): what it was sent, and when.
+ * Retry-After, 410, 3xx, per-reservation order, disabling after failing for days, the signature
+ * on every attempt, and changes told while the stores fail, kept and queued once they answer. The
+ * sender is a script (no sockets): what it was sent, and when.
  */
 
 const T0 = Date.parse('2027-01-15T12:00:00Z');
@@ -457,6 +458,164 @@ describe('webhook deliveries', () => {
     await deliveries.ping('1001', target.id);
     await elapse(0);
     expect(sent).toHaveLength(1);
+  });
+});
+
+/** How ioredis fails a command while Redis is away (no offline queue). */
+const unreachable = () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
+
+/** `store` with `methods` failing as ioredis fails them while `away()`; everything else as the store does. */
+function flaky<T extends object>(store: T, away: () => boolean, ...methods: (keyof T & string)[]): T {
+  const wrapper = Object.create(store) as Record<string, unknown>;
+  for (const method of methods) {
+    const real = (store[method] as (...args: unknown[]) => Promise<unknown>).bind(store);
+    wrapper[method] = (...args: unknown[]) => (away() ? unreachable() : real(...args));
+  }
+  return wrapper as T;
+}
+
+/** What a request told: reservation, type, sequence. */
+const told = (request: Sent) => {
+  const { type, data } = JSON.parse(request.body) as {
+    type: string;
+    data: { reservationNumber: number; sequence: number };
+  };
+  return `${data.reservationNumber} ${type} #${data.sequence}`;
+};
+
+describe('changes told while the stores fail (Redis away)', () => {
+  let endpoints: MemoryEndpointStore;
+  let queue: MemoryDeliveryStore;
+  let away: boolean;
+  let lines: string[];
+  let running: WebhookDeliveries[];
+  const logger = {
+    info: (_: object, message: string) => void lines.push(`info ${message}`),
+    warn: (_: object, message: string) => void lines.push(`warn ${message}`),
+  };
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    endpoints = new MemoryEndpointStore();
+    queue = new MemoryDeliveryStore();
+    away = false;
+    lines = [];
+    running = [];
+  });
+  afterEach(async () => {
+    await Promise.all(running.map((deliveries) => deliveries.close()));
+    vi.useRealTimers();
+  });
+
+  /** A replica's deliveries over the shared stores; `flakyStores`: its stores fail while `away`. */
+  function start(
+    send: Send,
+    options: { flakyStores?: boolean; maxKept?: number; dropped?: (l: string, n: number) => void } = {},
+  ) {
+    const { flakyStores = true, ...rest } = options;
+    const deliveries = new WebhookDeliveries({
+      endpoints: flakyStores ? flaky(endpoints, () => away, 'forEvent', 'sequenceOf') : endpoints,
+      queue: flakyStores ? flaky(queue, () => away, 'add', 'due', 'nextDue') : queue,
+      send,
+      random: () => 0,
+      logger,
+      ...rest,
+    });
+    running.push(deliveries);
+    return deliveries;
+  }
+  const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+  it('keeps them, in order, and queues them once the stores answer, each with its sequence given then and the time it was told', async () => {
+    await endpoints.save(endpoint());
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send);
+    await deliveries.tell('1001', [change(700001, 'CREATED')]);
+    await elapse(0);
+    expect(sent.map(told)).toEqual(['700001 reservation.created #1']);
+
+    away = true;
+    // Never rejects: the feed's listener has nothing to do with a failure.
+    await deliveries.tell('1001', [change(700002, 'CREATED'), change(700001, 'CHANGED')]);
+    await elapse(5 * SECOND);
+    await deliveries.tell('1001', [change(700002, 'CANCELLED')]);
+    await elapse(15 * SECOND);
+    expect(sent).toHaveLength(1);
+
+    away = false;
+    await elapse(SECOND);
+    expect(sent.map(told)).toEqual([
+      '700001 reservation.created #1',
+      '700002 reservation.created #1',
+      '700001 reservation.changed #2',
+      '700002 reservation.cancelled #2',
+    ]);
+    // Its timestamp is when the change was told, not when it was queued.
+    expect(JSON.parse(sent[1]!.body).timestamp).toBe(new Date(T0).toISOString());
+    expect(JSON.parse(sent[3]!.body).timestamp).toBe(new Date(T0 + 5 * SECOND).toISOString());
+    // Told once each, the loss and the return, however many tries between.
+    expect(lines.filter((line) => /changes/.test(line))).toEqual([
+      'warn webhook queue unreachable: changes are kept until it answers again',
+      'info webhook queue reachable again: the changes kept meanwhile are queued',
+    ]);
+  });
+
+  it('queues a change partly queued when the store failed once, to each endpoint once, with one sequence', async () => {
+    const [one, two] = [endpoint(), endpoint({ url: 'https://other.example/hooks' })];
+    await endpoints.save(one);
+    await endpoints.save(two);
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const deliveries = start(send, { flakyStores: false });
+    // The second add fails once (the endpoints come in no set order): the first endpoint had the change already.
+    let adds = 0;
+    const add = queue.add.bind(queue);
+    queue.add = (input, now, again) => (++adds === 2 ? unreachable() : add(input, now, again));
+
+    await deliveries.tell('1001', [change(700001, 'CREATED')]);
+    await elapse(0);
+    expect(sent).toHaveLength(1);
+    await deliveries.tell('1001', [change(700001, 'CHANGED')]);
+    await elapse(SECOND);
+    const byUrl = (url: string) => sent.filter((request) => request.url === url).map(told);
+    expect(byUrl(one.url)).toEqual(['700001 reservation.created #1', '700001 reservation.changed #2']);
+    expect(byUrl(two.url)).toEqual(['700001 reservation.created #1', '700001 reservation.changed #2']);
+  });
+
+  it('past the bound drops the oldest, saying so once and counting them', async () => {
+    await endpoints.save(endpoint());
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    const dropped: number[] = [];
+    const deliveries = start(send, { maxKept: 3, dropped: (_, count) => void dropped.push(count) });
+    away = true;
+    await deliveries.tell('1001', [change(700001), change(700002)]);
+    await deliveries.tell('1001', [change(700003), change(700004)]);
+    await elapse(3 * SECOND);
+    await deliveries.tell('1001', [change(700005)]);
+    away = false;
+    await elapse(SECOND);
+    expect(sent.map((request) => JSON.parse(request.body).data.reservationNumber)).toEqual([700003, 700004, 700005]);
+    expect(dropped).toEqual([1, 1]);
+    expect(lines.filter((line) => /dropped/.test(line))).toEqual([
+      'warn webhook changes dropped: more were told than are kept while the queue is unreachable (the oldest go first)',
+    ]);
+  });
+
+  it('around a hand-over: a change told by both replicas is queued once; one that waited is not queued after a later state another replica told', async () => {
+    await endpoints.save(endpoint());
+    const { send, sent } = scripted(() => ({ status: 204 }));
+    // The replica that queued the changes lost Redis; the other one took over and reaches it.
+    const old = start(send);
+    const other = start(send, { flakyStores: false });
+    const [created, accepted] = [change(700001, 'CREATED'), change(700001, 'CHANGED')];
+    const both = change(700002, 'CREATED');
+    away = true;
+    await old.tell('1001', [created, both]);
+    await elapse(2 * SECOND);
+    await other.tell('1001', [both, accepted]);
+    await elapse(0);
+    away = false;
+    await elapse(SECOND);
+    // `created` waited and its reservation has `accepted` since: sent now, it would pass for the newest.
+    expect(sent.map(told).sort()).toEqual(['700001 reservation.changed #1', '700002 reservation.created #1']);
   });
 });
 

@@ -11,8 +11,12 @@ import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.
 
 /*
  * The endpoint stores, in memory and on Redis, held to one contract: a licensee sees, changes and
- * deletes only its own endpoints, whatever id it names; sequences grow per reservation.
+ * deletes only its own endpoints, whatever id it names; sequences grow per reservation, one per
+ * change however often it asks.
  */
+
+/** A change asking for its sequence. */
+const told = (key: string, toldAt = 10, waited = false) => ({ key, toldAt, waited });
 
 const endpoint = (id: string, licenseeId: string, fields: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
   id,
@@ -51,16 +55,27 @@ function contract(make: () => EndpointStore) {
     expect((await store.list('1001')).map((each) => each.id)).toEqual(['ep_b']);
   });
 
-  it('saves a change whole, and gives each reservation a growing sequence per licensee', async () => {
+  it('saves a change whole, and gives each change of a reservation the next sequence per licensee, the same one when it asks again', async () => {
     const store = make();
     await store.save(endpoint('ep_d', '1003'));
     await store.save(endpoint('ep_d', '1003', { enabled: false, disabledReason: 'disabled by its client' }));
     expect(await store.get('1003', 'ep_d')).toMatchObject({ enabled: false, disabledReason: 'disabled by its client' });
 
-    expect(await store.nextSequence('1003', 5003, 700001)).toBe(1);
-    expect(await store.nextSequence('1003', 5003, 700001)).toBe(2);
-    expect(await store.nextSequence('1003', 5003, 700002)).toBe(1);
-    expect(await store.nextSequence('1004', 5003, 700001)).toBe(1);
+    expect(await store.sequenceOf('1003', 5003, 700001, told('700001:a'))).toBe(1);
+    expect(await store.sequenceOf('1003', 5003, 700001, told('700001:a'))).toBe(1);
+    expect(await store.sequenceOf('1003', 5003, 700001, told('700001:b', 20))).toBe(2);
+    expect(await store.sequenceOf('1003', 5003, 700002, told('700002:a'))).toBe(1);
+    expect(await store.sequenceOf('1004', 5003, 700001, told('700001:a'))).toBe(1);
+  });
+
+  it('gives none to a change that waited when a change of its reservation told after it had one meanwhile', async () => {
+    const store = make();
+    expect(await store.sequenceOf('1005', 5003, 700001, told('700001:newer', 30))).toBe(1);
+    // Kept at 10 while the store was away: superseded by the state told at 30.
+    expect(await store.sequenceOf('1005', 5003, 700001, told('700001:older', 10, true))).toBeUndefined();
+    expect(await store.sequenceOf('1005', 5003, 700001, told('700001:later', 40, true))).toBe(2);
+    // One that did not wait always gets the next (a replica's clock stepping back loses nothing).
+    expect(await store.sequenceOf('1005', 5003, 700001, told('700001:fresh', 5))).toBe(3);
   });
 }
 
@@ -104,14 +119,19 @@ describe.skipIf(!serverPath)('RedisEndpointStore', () => {
     });
     contract(() => stores[0]);
 
-    it('what one replica saves, another reads; sequences never repeat across them', async () => {
+    it('what one replica saves, another reads; sequences never repeat across them, and a change told by both takes one', async () => {
       const [one, two] = stores;
       await one.save(endpoint('ep_r', '1009'));
       expect((await two.get('1009', 'ep_r'))?.url).toBe('https://receiver.example/ep_r');
       const given = await Promise.all(
-        Array.from({ length: 20 }, (_, n) => (n % 2 ? one : two).nextSequence('1009', 5003, 700009)),
+        Array.from({ length: 20 }, (_, n) => (n % 2 ? one : two).sequenceOf('1009', 5003, 700009, told(`700009:${n}`))),
       );
-      expect(given.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n + 1));
+      expect(given.sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(Array.from({ length: 20 }, (_, n) => n + 1));
+      const same = await Promise.all(
+        Array.from({ length: 10 }, (_, n) => (n % 2 ? one : two).sequenceOf('1009', 5003, 700010, told('700010:x'))),
+      );
+      expect(same).toEqual(Array.from({ length: 10 }, () => 1));
+      expect(await two.sequenceOf('1009', 5003, 700010, told('700010:y'))).toBe(2);
     });
   });
 
