@@ -122,6 +122,7 @@ export function createGateway(
     observer: observeAll([metrics, tracing?.observer]),
   });
   const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
+  const licenseeIdOf = new Map(config.licensees.map((licensee) => [licensee.account.systemIdentifier, licensee.id]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
   const localQueries = new MemoryPersistedQueryStore();
@@ -144,6 +145,14 @@ export function createGateway(
     intervalMs: config.changesPollIntervalMs,
     logger: logger?.child({ component: 'changes' }),
     ...(shared ? { redis: shared.redis } : {}),
+    // A change someone else made drops the whole answers holding reservations, on every replica, as
+    // our own mutation's does: kept 5 s, they answered from before a change the feed had told.
+    onChanges: (account) => {
+      const licensee = licenseeIdOf.get(account.systemIdentifier);
+      if (licensee === undefined) return;
+      responseCache.invalidate(licensee, ['Reservation']);
+      void drops?.publish({ licensee, types: ['Reservation'] }).catch(() => undefined);
+    },
   });
   // Webhooks: endpoints in Redis when shared; events with an enabled endpoint join their feed.
   const webhooks = createWebhooks({

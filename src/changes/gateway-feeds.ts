@@ -15,6 +15,11 @@ export interface FeedSettings {
   logger?: { warn(details: object, message: string): void };
   /** With replicas (REDIS_URL): one poller per licensee and event across all of them. */
   redis?: RedisConnection;
+  /**
+   * Told of a licensee's changes read upstream, before its subscribers are: whole answers kept
+   * of its reservations (the response cache) must not outlive them.
+   */
+  onChanges?: (licensee: UpstreamAccount) => void;
 }
 
 /**
@@ -77,6 +82,7 @@ export function createFeedRegistry(upstream: UpstreamClient, settings: FeedSetti
       // (its copy answering marked stale when the budget cannot). The pages first: the counts
       // stand when every new record went to a kept last page with room for it.
       onChanges: (changes) => {
+        settings.onChanges?.(licensee);
         const revise = reviseKeptPages(changes);
         void upstream
           .refresh(licensee, `getreservation|${eventId}`, revise)

@@ -145,3 +145,28 @@ describe('kept pages follow the changes a feed reads (issue 37)', () => {
     expect(reads()).toBe(calls);
   });
 });
+
+describe('whole answers kept by the response cache (issue 37)', () => {
+  it('are dropped when the feed tells a change: the next read shows it, not the answer kept from before', async () => {
+    const g = await startGateway(
+      { rateLimit: false },
+      { CHANGES_POLL_INTERVAL_MS: '200', RESPONSE_CACHE_TTLS: 'Reservation=600000,Event=600000' },
+    );
+    const gServer = await listen(g);
+    const feed = await subscribeSse(fetch, gServer.url, { eventId: 5003 });
+    try {
+      await until(() => (g.gateway.changeFeeds.active()[0]?.polls ?? 0) > 0, 10_000);
+      const before = (await g.exec(LAST)) as Answer;
+      const last = before.data!.event.reservations.edges.at(-1)!.node;
+      expect(((await g.exec(LAST)) as Answer).data).toEqual(before.data);
+      await book(g.emulator, { eventId: 5003, reservationNumber: last.reservationNumber, status: 'cancelled' });
+      await until(() => feed.received.length > 0, 10_000);
+      const after = (await g.exec(LAST)) as Answer;
+      expect(after.data!.event.reservations.edges.at(-1)!.node.status).toBe('CANCELLED');
+    } finally {
+      feed.close();
+      await gServer.close();
+      await g.close();
+    }
+  });
+});
