@@ -48,9 +48,19 @@ export interface BudgetStore {
  * every replica's users spend the same budget, and its queue alone cannot keep the floor: each slot
  * that frees goes to whichever replica takes it first, and the other replicas' users are many. So
  * a shared store keeps `floor` slots of each window for background calls while any replica's
- * background calls asked for a slot in the last window: a background take counts against the
- * floor, and every other take counts up to `limit` less what is left of the floor.
+ * background calls asked for a slot in the last LANE_ASK_WINDOWS windows: a background take counts
+ * against the floor, and every other take counts up to `limit` less what is left of the floor. One
+ * replica's store does the same: the queue's order alone kept no slot back, and users who fill the
+ * window in its first seconds left a poll arriving later no slot before its deadline (a live event:
+ * every poll refused, no change told).
  */
+/**
+ * How long the lane keeps its floor after a background call asked for a slot, in windows: a feed
+ * polls at most every four intervals while the budget is tight (STRETCH_FACTOR: a minute at the
+ * default 15 s), and the floor must still be there for its next poll.
+ */
+export const LANE_ASK_WINDOWS = 2;
+
 export interface BackgroundLane {
   background: boolean;
   /** Slots a window kept for background calls (BACKGROUND_SHARE of the limit). */
@@ -65,17 +75,34 @@ interface SlotEntry {
 
 export class MemoryBudgetStore implements BudgetStore {
   private readonly slots = new Map<string, SlotEntry[]>();
+  /** Per licensee, the background lane: its takes in the window and its last ask (BackgroundLane). */
+  private readonly lanes = new Map<string, { takes: number[]; askedAt: number }>();
   private next = 0;
 
-  async take(licensee: string, now: number, limit: number, windowMs: number) {
+  async take(licensee: string, now: number, limit: number, windowMs: number, lane?: BackgroundLane) {
     const slots = this.prune(licensee, now, windowMs);
-    if (slots.length < limit) {
+    const held = this.laneOf(licensee, now, windowMs);
+    let allowed = limit;
+    if (lane?.background) held.askedAt = now;
+    else if (lane && lane.floor > 0 && now - held.askedAt < LANE_ASK_WINDOWS * windowMs) {
+      const left = lane.floor - held.takes.length;
+      if (left > 0) allowed = Math.max(1, limit - left);
+    }
+    if (slots.length < allowed) {
       const id = String(++this.next);
       slots.push({ id });
+      if (lane?.background) held.takes.push(now);
       return { taken: true as const, slot: id };
     }
     const frees = freeTimes(slots, windowMs);
-    return { taken: false as const, freeAt: frees[slots.length - limit]! };
+    return { taken: false as const, freeAt: frees[slots.length - allowed]! };
+  }
+
+  private laneOf(licensee: string, now: number, windowMs: number) {
+    let lane = this.lanes.get(licensee);
+    if (!lane) this.lanes.set(licensee, (lane = { takes: [], askedAt: -Infinity }));
+    lane.takes = lane.takes.filter((at) => at > now - windowMs);
+    return lane;
   }
 
   async finish(licensee: string, slot: string, at: number) {

@@ -280,3 +280,31 @@ describe('RateBudget priorities', () => {
     });
   });
 });
+
+describe('the background lane’s floor on one replica (issue 37)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('keeps the floor free of reads for two windows after a poll: a poll that comes after reads filled the window gets a slot at once', async () => {
+    // 20 a window: 2 for writes alone, a floor of 2 for the background lane.
+    const budget = new RateBudget({ limit: 20, windowMs: 1_000, margin: 0 });
+    await budget.finish('x', await budget.acquire('x', Date.now() + 1_000, undefined, 'background'));
+    // The poll left the window; the feed's next poll comes a stretched interval later.
+    await vi.advanceTimersByTimeAsync(1_500);
+    let reads = 0;
+    const outcomes = Array.from({ length: 30 }, () =>
+      budget.acquire('x', Date.now() + 200, undefined, 'interactive').then(
+        () => void reads++,
+        () => undefined,
+      ),
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toBe(16);
+    let polled = false;
+    void budget.acquire('x', Date.now() + 200, undefined, 'background').then(() => void (polled = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(polled).toBe(true);
+    await vi.advanceTimersByTimeAsync(300);
+    await Promise.all(outcomes);
+  });
+});

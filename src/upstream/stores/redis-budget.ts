@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisConnection } from '../../redis/connection.ts';
-import type { BackgroundLane, BudgetStore } from '../budget.ts';
+import { type BackgroundLane, type BudgetStore, LANE_ASK_WINDOWS } from '../budget.ts';
 
 /**
  * The rolling-window budget in Redis, shared by every replica: per licensee two sorted sets, the
@@ -13,9 +13,10 @@ import type { BackgroundLane, BudgetStore } from '../budget.ts';
 /**
  * Prunes, then takes a slot when fewer than the limit are counted; else answers when one frees.
  * KEYS: done, flying, the background lane's takes (scored by when taken), the lane's last ask.
- * ARGV: now, limit, slot, flying until, lane ('b' background, 'f' any other, '' none), floor, window.
- * The lane (BackgroundLane in budget.ts): a background take marks the lane as asking for a window
- * and counts against its floor; any other take leaves what is left of the floor while it asks.
+ * ARGV: now, limit, slot, flying until, lane ('b' background, 'f' any other, '' none), floor, window,
+ * windows an ask lasts. The lane (BackgroundLane in budget.ts): a background take marks the lane as
+ * asking for LANE_ASK_WINDOWS windows and counts against its floor; any other take leaves what is
+ * left of the floor while it asks.
  */
 const TAKE = `
 local now = tonumber(ARGV[1])
@@ -27,7 +28,7 @@ local windowMs = tonumber(ARGV[7])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if lane == 'b' then
-  redis.call('SET', KEYS[4], '1', 'PX', windowMs)
+  redis.call('SET', KEYS[4], '1', 'PX', windowMs * tonumber(ARGV[8]))
 elseif lane == 'f' and floor > 0 and redis.call('EXISTS', KEYS[4]) == 1 then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - windowMs)
   local left = floor - redis.call('ZCARD', KEYS[3])
@@ -103,6 +104,7 @@ type ScriptClient = Redis & {
     lane: '' | 'b' | 'f',
     floor: number,
     windowMs: number,
+    askWindows: number,
   ): Promise<[number, string?]>;
   budgetRecord(done: string, flying: string, ...args: (string | number)[]): Promise<number>;
 };
@@ -159,6 +161,7 @@ export class RedisBudgetStore implements BudgetStore {
       lane ? (lane.background ? 'b' : 'f') : '',
       lane?.floor ?? 0,
       windowMs,
+      LANE_ASK_WINDOWS,
     );
     if (taken === 1) return { taken: true as const, slot };
     // A slot freed while the script ran: the waiter's pump may have been busy, so it must look again.
