@@ -29,6 +29,8 @@ import { percentile, SESSIONS, type SessionFigures, simulateUsers } from './comp
 import { hotelsOf, S7_EVENTS, simulateTables } from './compare/s7.ts';
 import { S8_EVENTS, S8_POLL_MS, type SubscriberFigures, simulateSubscribers, subscriberTable } from './compare/s8.ts';
 import { S9_DESCRIPTION, type SoakFigures, simulateSoak, soakReport } from './compare/s9.ts';
+import { DEFAULT_POLL_MS, S10_DESCRIPTION, simulateLiveEvent } from './compare/s10.ts';
+import { type LiveEventRun, liveEventGoals, liveEventTable } from './compare/s10-report.ts';
 import { LOAD_SCENARIOS, type LoadScenario, S5 } from './compare/scenarios.ts';
 import { streamWalk, WARM_EVENT } from './compare/stream.ts';
 import {
@@ -50,7 +52,7 @@ import { DURATION_S, machine, RUNS, type Started, stop, WARMUP_S } from './lib.t
  * compare markers of docs/benchmarks.md and the chart to docs/images/compare.svg.
  */
 
-const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7', 'S8', 'S9'];
+const ALL_SCENARIOS = ['S1', 'S2', 'S3', 'S4', 'S4b', 'S5', 'S5-stream', 'S6', 'S7', 'S8', 'S9', 'S10'];
 const ALL_SYSTEMS: SystemName[] = ['ours', 'ours-cache-off', 'naive', 'mesh', 'ceiling', 'direct'];
 const S6_SECONDS = Number(process.env.BENCH_S6_SECONDS ?? 150);
 const S6_USERS = 50;
@@ -66,6 +68,11 @@ const S9_MINUTES = Number(process.env.BENCH_S9_MINUTES ?? 30);
 const S9_USERS = Number(process.env.BENCH_S9_USERS ?? 50);
 /** BENCH_S9_SNAPSHOTS=0: no heap snapshots (each stops replica 1 for seconds). */
 const S9_SNAPSHOTS = process.env.BENCH_S9_SNAPSHOTS !== '0';
+/** S10, the live event: seconds, users; the feeds' poll (the gateway's default unless set), the freshness check's margin. */
+const S10_SECONDS = Number(process.env.BENCH_S10_SECONDS ?? 120);
+const S10_USERS = Number(process.env.BENCH_S10_USERS ?? 30);
+const S10_POLL_MS = process.env.BENCH_S10_POLL_MS ? Number(process.env.BENCH_S10_POLL_MS) : undefined;
+const S10_MARGIN_MS = Number(process.env.BENCH_S10_MARGIN_MS ?? 1_000);
 /** Requests (over 10 connections) whose upstream calls give "calls per op under load". */
 const CALLS_SAMPLE = 40;
 const CLIENT_AUTHENTICATES: SystemName[] = ['mesh', 'direct'];
@@ -105,6 +112,9 @@ const subscriberRuns: SubscriberFigures[] = [];
 // S9 soaks ours alone, once whatever BENCH_RUNS says (half an hour a run).
 const soakOn = only.includes('S9') && systems.includes('ours');
 const soakRuns: SoakFigures[] = [];
+// S10 measures ours alone: the peers have no subscriptions, no filters and no stale marks.
+const liveEventOn = only.includes('S10') && systems.includes('ours');
+const liveEventRuns: LiveEventRun[] = [];
 
 // Start-up figures measured on this machine (emulator with full demo data ~2.5 s, ours ~5 s under tsx).
 const startS = (s: SystemName) =>
@@ -118,7 +128,8 @@ const perRunS =
   (streamOn ? startS('ours') + 6 : 0) +
   sessionSystems.reduce((t, s) => t + startS(s) + S6_SECONDS + 3, 0) +
   (tablesOn ? startS('ours') + S7_SECONDS + 3 : 0) +
-  (subscribersOn ? startS('ours') + 25 + S8_IDLE_S + 3 * S8_BOOKINGS * 2 + 5 : 0);
+  (subscribersOn ? startS('ours') + 25 + S8_IDLE_S + 3 * S8_BOOKINGS * 2 + 5 : 0) +
+  (liveEventOn ? startS('ours') + 10 + S10_SECONDS + 5 : 0);
 const soakS = soakOn ? 2.5 + 2 * startS('ours') + S9_MINUTES * 60 + 60 : 0;
 console.error(
   `compare: ${only.join(', ')} × ${systems.join(', ')}, ${RUNS} run(s); estimated ${Math.ceil((perRunS * RUNS + soakS) / 60)} min (${Math.round(perRunS)} s a run${soakOn ? `, S9 once: ${Math.round(soakS)} s` : ''})`,
@@ -316,6 +327,24 @@ async function measureSubscribers(): Promise<void> {
   });
 }
 
+/** S10: the emulator's real 240/min limit on, ours at its defaults (BENCH_S10_POLL_MS sets its poll) with a subscriber per event. */
+async function measureLiveEvent(run: number): Promise<void> {
+  const env: Record<string, string> =
+    S10_POLL_MS === undefined ? {} : { CHANGES_POLL_INTERVAL_MS: String(S10_POLL_MS) };
+  await withSystem('ours', true, env, async (url, emulator, started) => {
+    liveEventRuns.push(
+      await simulateLiveEvent(url, emulator.url, {
+        gatewayLog: started?.child.stdout,
+        users: S10_USERS,
+        seconds: S10_SECONDS,
+        pollMs: S10_POLL_MS ?? DEFAULT_POLL_MS,
+        marginMs: S10_MARGIN_MS,
+        tag: `${Date.now()}-${run}`,
+      }),
+    );
+  });
+}
+
 /** What S6 and S7 record alike of one run: the users' outcomes and latency, the emulator's log. */
 function recordUsers(cell: SessionCell | TableCell, figures: SessionFigures, log: readonly LoggedRequest[]): void {
   cell.operations.push(figures.operations);
@@ -357,6 +386,10 @@ for (let run = 0; run < RUNS; run++) {
     console.error(`run ${run + 1}: S8 ours (${S8_SUBSCRIBERS} subscribers)`);
     await measureSubscribers();
   }
+  if (liveEventOn) {
+    console.error(`run ${run + 1}: S10 ours (${S10_SECONDS} s, ${S10_USERS} users)`);
+    await measureLiveEvent(run);
+  }
   results.runs++;
   results.loadavg.push([loadBefore, loadavg()[0]!]);
 }
@@ -376,7 +409,7 @@ if (soakOn) {
 }
 
 // Only the goals this run could judge (a scenario or system left out leaves its goals unjudged).
-const goalList = goals(results).filter((g) => g.met !== null);
+const goalList = [...goals(results), ...liveEventGoals(liveEventRuns)].filter((g) => g.met !== null);
 const command = `npm run bench -- compare${flags.only ? ` --only ${flags.only}` : ''}${flags.systems ? ` --systems ${flags.systems}` : ''}`;
 const stamp = (load: readonly (readonly number[])[]) =>
   `_${machine()}; load average (1 min) at the start and end of each run: ${load.map(([a, b]) => `${a!.toFixed(2)} → ${b!.toFixed(2)}`).join(', ')}._`;
@@ -407,6 +440,12 @@ const parts: { id: string; text: string }[] = [
         text: `S8, ${S8_SUBSCRIBERS} live \`reservationChanged\` subscriptions over events ${S8_EVENTS.join(', ')} (half SSE streams, half graphql-ws ten a socket), polled every ${S8_POLL_MS / 1000} s, ${S8_IDLE_S} s idle, ${S8_BOOKINGS} booking(s) per event at the emulator:\n\n${subscriberTable(subscriberRuns)}`,
       }
     : null,
+  liveEventOn
+    ? {
+        id: 'S10',
+        text: `${S10_DESCRIPTION(S10_USERS, S10_SECONDS, S10_POLL_MS ?? DEFAULT_POLL_MS, S10_MARGIN_MS)}. Reproduce: \`${S10_POLL_MS === undefined ? '' : `BENCH_S10_POLL_MS=${S10_POLL_MS} `}BENCH_S10_SECONDS=${S10_SECONDS} BENCH_S10_USERS=${S10_USERS} BENCH_RUNS=${RUNS} npm run bench -- compare --only S10 --systems ours\`.\n\n${liveEventTable(liveEventRuns)}`,
+      }
+    : null,
   soakOn
     ? {
         id: 'S9',
@@ -434,11 +473,11 @@ ${parts.map((p) => part(p.id, p.text)).join('\n\n')}
 
 ![Upstream calls and throughput per scenario and system](images/compare.svg)
 
-Goals of issues 10 and 20 (where both set one, issue 20's) and of issue 28, on this run's medians:
+Goals of issues 10 and 20 (where both set one, issue 20's), of issue 28 and of issue 37 (S10), on this run's medians:
 
 ${goalTable(goalList)}
 
-Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8; \`BENCH_S9_MINUTES\`, \`BENCH_S9_SUBSCRIBERS\`, \`BENCH_S9_USERS\` size S9, \`BENCH_S9_SNAPSHOTS=0\` takes no heap snapshot). A run with \`--only\` replaces its scenarios' parts alone (S1–S4b are one part), and leaves the chart and the goals as the last full run drew them.
+Reproduce: \`${command}\` (\`BENCH_RUNS\`, \`BENCH_DURATION_S\`, \`BENCH_S6_SECONDS\`, \`BENCH_S7_SECONDS\` shorten it; \`BENCH_S8_SUBSCRIBERS\`, \`BENCH_S8_IDLE_S\`, \`BENCH_S8_BOOKINGS\` size S8; \`BENCH_S9_MINUTES\`, \`BENCH_S9_SUBSCRIBERS\`, \`BENCH_S9_USERS\` size S9, \`BENCH_S9_SNAPSHOTS=0\` takes no heap snapshot; \`BENCH_S10_SECONDS\`, \`BENCH_S10_USERS\` size S10, \`BENCH_S10_POLL_MS\` sets its feeds' poll, \`BENCH_S10_MARGIN_MS\` its freshness margin). A run with \`--only\` replaces its scenarios' parts alone (S1–S4b are one part), and leaves the chart and the goals as the last full run drew them.
 `;
 
 const docPath = new URL('../docs/benchmarks.md', import.meta.url);
