@@ -2,18 +2,13 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import {
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-  GraphQLError,
-  type ValidationContext,
-} from 'graphql';
+import { type DocumentNode, GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { QueryLimits } from '../config/environment.ts';
 import { ErrorCode } from '../error-codes.ts';
 import { estimateUpstreamCalls } from './cost.ts';
+import { refuseBeforeRun } from './refuse-before-run.ts';
 
 /**
  * The limits a document must pass before anything runs: its length in bytes (before parsing), its
@@ -100,27 +95,15 @@ function reported(setting: string, advice: string) {
  * whole budget.
  */
 function useUpstreamCostLimit(maxCalls: number): Plugin {
-  const check = ({
-    args,
-    setResultAndStopExecution,
-  }: {
-    args: ExecutionArgs;
-    setResultAndStopExecution: (result: ExecutionResult) => void;
-  }) => {
+  return refuseBeforeRun((args) => {
     const variables = (args.variableValues ?? {}) as Record<string, unknown>;
     const estimatedCalls = estimateUpstreamCalls(args.document, variables, args.operationName, maxCalls);
-    if (estimatedCalls <= maxCalls) return;
-    setResultAndStopExecution({
-      errors: [
-        new GraphQLError(
-          `This operation could make ${estimatedCalls} or more calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
-          { extensions: { code: ErrorCode.QUERY_TOO_COSTLY, estimatedCalls, maxCalls } },
-        ),
-      ],
-    });
-  };
-  // Queries and mutations execute; subscriptions subscribe (over SSE and graphql-ws alike).
-  return { onExecute: check, onSubscribe: check };
+    if (estimatedCalls <= maxCalls) return undefined;
+    return new GraphQLError(
+      `This operation could make ${estimatedCalls} or more calls to the reservation service, more than the ${maxCalls} allowed for one operation: ask for smaller windows (first/last) or fewer nested lookups.`,
+      { extensions: { code: ErrorCode.QUERY_TOO_COSTLY, estimatedCalls, maxCalls } },
+    );
+  });
 }
 
 /**

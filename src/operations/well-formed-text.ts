@@ -1,8 +1,9 @@
 /// <reference lib="es2024.string" />
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../error-codes.ts';
 import { LONE_SURROGATE } from '../schema/refs.ts';
+import { refuseBeforeRun } from './refuse-before-run.ts';
 
 /**
  * Text a client sends is well-formed UTF-16, or nothing runs. JSON lets a string hold a lone
@@ -14,17 +15,10 @@ import { LONE_SURROGATE } from '../schema/refs.ts';
  * refuses a lone surrogate anywhere in a document as a syntax error (GRAPHQL_PARSE_FAILED).
  */
 export function useWellFormedText(): Plugin {
-  const check = ({
-    args,
-    setResultAndStopExecution,
-  }: {
-    args: ExecutionArgs;
-    setResultAndStopExecution: (result: ExecutionResult) => void;
-  }) => {
+  return refuseBeforeRun((args) => {
     const found = args.variableValues ? firstIllFormed(args.variableValues) : undefined;
-    if (found) setResultAndStopExecution({ errors: [illFormedError(found, args)] });
-  };
-  return { onExecute: check, onSubscribe: check };
+    return found && illFormedError(found, args);
+  });
 }
 
 /** A variable's ill-formed text: where it is (`$v.names.2`, as input errors name a place) and what. */
