@@ -93,10 +93,6 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
             lost: 'Redis unreachable: webhook deliveries wait until it is back',
             back: 'Redis reachable again: webhook deliveries go on',
           }),
-        }
-      : {}),
-    ...(redis
-      ? {
           keeping: new OutageLog(logger, {
             lost: 'Redis unreachable: webhook changes are kept until it is back',
             back: 'Redis reachable again: the webhook changes kept meanwhile are queued',
