@@ -372,20 +372,21 @@ describe('a feed polls while its baseline read goes on (issue 28)', () => {
   });
 });
 
+/** A feed polled by hand (its interval a minute) on the service clock `serviceNow`, and what it told (`KIND number`). */
+function feedOn(source: FeedSource, serviceNow: () => number) {
+  const feed = new ChangeFeed({ source, intervalMs: 60_000, budgetUsed: async () => 0, serviceNow });
+  const told: string[] = [];
+  feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+  return { feed, told };
+}
+
 describe('a fresh feed tells only what changed after its first subscriber came (issue 36)', () => {
   const joinMinute = '2027-01-15T12:05:00+00:00';
 
   it('a booking of the minute the subscriber came, already in the baseline read, is no change; its next change is', async () => {
     const script = scriptedSource([reservation(1, { createdDate: joinMinute, modifiedDate: joinMinute })]);
     let clock = Date.parse('2027-01-15T12:05:40Z');
-    const feed = new ChangeFeed({
-      source: script.source,
-      intervalMs: 60_000,
-      budgetUsed: async () => 0,
-      serviceNow: () => clock,
-    });
-    const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    const { feed, told } = feedOn(script.source, () => clock);
     await feed.start({ askedAt: Date.now() });
     await feed.poll();
     expect(told).toEqual([]);
@@ -401,14 +402,7 @@ describe('a fresh feed tells only what changed after its first subscriber came (
   it('our own write that made the very state the baseline read saw in that minute is told once', async () => {
     const booked = reservation(7, { createdDate: joinMinute, modifiedDate: joinMinute });
     const script = scriptedSource([reservation(1), booked]);
-    const feed = new ChangeFeed({
-      source: script.source,
-      intervalMs: 60_000,
-      budgetUsed: async () => 0,
-      serviceNow: () => Date.parse('2027-01-15T12:05:40Z'),
-    });
-    const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    const { feed, told } = feedOn(script.source, () => Date.parse('2027-01-15T12:05:40Z'));
     await feed.start({ askedAt: Date.now() });
     // An older state of another record (heard late) is no change; the write's record is.
     feed.recordOwed([reservation(1, { note: 'older' }), booked]);
@@ -420,14 +414,7 @@ describe('a fresh feed tells only what changed after its first subscriber came (
 
   it('a feed that may have missed changes (`missed`) tells the whole minute', async () => {
     const script = scriptedSource([reservation(1, { createdDate: joinMinute, modifiedDate: joinMinute })]);
-    const feed = new ChangeFeed({
-      source: script.source,
-      intervalMs: 60_000,
-      budgetUsed: async () => 0,
-      serviceNow: () => Date.parse('2027-01-15T12:05:40Z'),
-    });
-    const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    const { feed, told } = feedOn(script.source, () => Date.parse('2027-01-15T12:05:40Z'));
     await feed.start({ askedAt: Date.now(), missed: true });
     feed.stop();
     expect(told).toEqual(['CREATED 1']);
@@ -447,9 +434,7 @@ describe('a service clock that steps back (issue 36)', () => {
         );
       },
     };
-    const feed = new ChangeFeed({ source, intervalMs: 60_000, budgetUsed: async () => 0, serviceNow: () => clock });
-    const told: string[] = [];
-    feed.listen((changes) => told.push(...changes.map((c) => `${c.kind} ${c.reservation.reservationNumber}`)));
+    const { feed, told } = feedOn(source, () => clock);
     await feed.start();
     // Five minutes ahead: a booking then is told.
     clock += 5 * 60_000;
