@@ -27,19 +27,22 @@ function read(over: Partial<PageRead>): PageRead {
   };
 }
 
+/** Reservation 7 of event 5002 set ACCEPTED at the emulator, answered 5 ms later. */
+const ACCEPTED_7 = {
+  eventId: 5002,
+  reservationNumber: 7,
+  kind: 'changed',
+  status: 'ACCEPTED',
+  sentAt: T,
+  answeredAt: T + 5,
+} as const;
+
 describe('S10 freshness ledger', () => {
   const ledger = () => new FreshnessLedger(new Map([[5002, 1000]]), POLL, MARGIN);
 
   it('checks nothing before a change is due: a poll interval after the booking, plus the margin', () => {
     const l = ledger();
-    l.record({
-      eventId: 5002,
-      reservationNumber: 7,
-      kind: 'changed',
-      status: 'ACCEPTED',
-      sentAt: T,
-      answeredAt: T + 5,
-    });
+    l.record(ACCEPTED_7);
     const old = { nodes: [{ reservationNumber: 7, status: 'NEW' }] };
     expect(l.judge(read({ ...old, startedAt: T + 5 + POLL + MARGIN - 1 })).verdict).toBe('unchecked');
     const late = l.judge(read({ ...old, startedAt: T + 5 + POLL + MARGIN + 250 }));
@@ -55,14 +58,7 @@ describe('S10 freshness ledger', () => {
 
   it('makes a change due sooner when the subscriber was told it (the feed polled)', () => {
     const l = ledger();
-    l.record({
-      eventId: 5002,
-      reservationNumber: 7,
-      kind: 'changed',
-      status: 'ACCEPTED',
-      sentAt: T,
-      answeredAt: T + 5,
-    });
+    l.record(ACCEPTED_7);
     l.told(7, 'ACCEPTED', T + 2_000);
     const old = { nodes: [{ reservationNumber: 7, status: 'NEW' }] };
     expect(l.judge(read({ ...old, startedAt: T + 2_000 + MARGIN - 1 })).verdict).toBe('unchecked');
@@ -101,14 +97,7 @@ describe('S10 freshness ledger', () => {
 
   it('accepts the state of a later change sent before the answer came, not of one sent after', () => {
     const l = ledger();
-    l.record({
-      eventId: 5002,
-      reservationNumber: 7,
-      kind: 'changed',
-      status: 'ACCEPTED',
-      sentAt: T,
-      answeredAt: T + 5,
-    });
+    l.record(ACCEPTED_7);
     l.told(7, 'ACCEPTED', T + 1_000);
     l.record({
       eventId: 5002,
