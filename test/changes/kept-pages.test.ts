@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/upstream/errors.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { book, listen, type Subscriber, subscribeSse, until } from '../helpers/subscriptions.ts';
+import { book, listen, type Subscriber, subscribeSse, until, wsClient } from '../helpers/subscriptions.ts';
 
 /*
  * Issue 37: a change a feed's poll reads is applied to the event's kept pages, so a read after it is
@@ -120,6 +120,25 @@ describe('kept pages follow the changes a feed reads (issue 37)', () => {
     const after = reads();
     await ask({}, { 'cache-control': 'no-cache' });
     expect(reads()).toBeGreaterThan(after);
+    // The same extension over GraphQL over SSE and graphql-ws: a kept page would answer without it.
+    await read();
+    const beforeSse = reads();
+    const sse = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: LAST, extensions: { freshRead: true } }),
+    });
+    expect(await sse.text()).toContain('"reservations"');
+    expect(reads()).toBeGreaterThan(beforeSse);
+    const ws = wsClient(server.wsUrl);
+    try {
+      const beforeWs = reads();
+      for await (const result of ws.iterate({ query: LAST, extensions: { freshRead: true } }))
+        expect(result.errors).toBeUndefined();
+      expect(reads()).toBeGreaterThan(beforeWs);
+    } finally {
+      await ws.dispose();
+    }
   });
 
   it('a change that cannot be placed (a filtered page) drops the page: the next read goes to the service, or with the budget spent is answered stale and marked', async () => {
