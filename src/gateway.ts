@@ -20,7 +20,7 @@ import { OutboundClient } from './deliveries/outbound.ts';
 import { type CallbackAdoption, useSubscriptionCallbacks } from './deliveries/plugin.ts';
 import { resumeFrom } from './deliveries/resume.ts';
 import { useRequestBodyLimit } from './http/body-limit.ts';
-import { corsFor, useCsrfPrevention } from './http/cross-site.ts';
+import { corsFor, type PageOrigins, useCsrfPrevention } from './http/cross-site.ts';
 import { useGraphiql } from './http/graphiql.ts';
 import { useAllowedHosts } from './http/hosts.ts';
 import { useInputBounds } from './http/input-bounds.ts';
@@ -30,31 +30,29 @@ import { useReadiness } from './http/readiness.ts';
 import { useSecurityHeaders } from './http/security-headers.ts';
 import { SseStreams } from './http/sse.ts';
 import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
-import { OperationRecords, useAuditResult, useAuditTrail } from './observability/audit.ts';
+import { useAuditTrail } from './observability/audit.ts';
 import { yogaLogging } from './observability/logger.ts';
 import { GatewayMetrics } from './observability/metrics/gateway-metrics.ts';
 import { labelledOperationNames, useMetrics, useMetricsPage } from './observability/metrics/plugin.ts';
 import { BudgetHistory } from './observability/status/budget-history.ts';
 import { useStatusPage } from './observability/status/plugin.ts';
 import { createTracing } from './observability/tracing.ts';
-import {
-  MemoryPersistedQueryStore,
-  type PersistedQueryParams,
-  persistedQueryOf,
-  useAutomaticPersistedQueries,
-} from './operations/automatic-persisted-queries.ts';
+import { automaticPersistedQueries, MemoryPersistedQueryStore } from './operations/automatic-persisted-queries.ts';
 import { useBatchLimits } from './operations/batching.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { maskError } from './operations/mask-error.ts';
+import { OperationRecords, useOperationRecords, useOperationResults } from './operations/operation-record.ts';
+import { paramsRefusalsAsResults } from './operations/params-refusals.ts';
 import { boundedParseCaches, useQueryLimits } from './operations/query-limits.ts';
+import { useRequestErrorCodes } from './operations/request-error-codes.ts';
 import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import { ReplicaDrops } from './operations/response-cache/replica-drops.ts';
 import { useRouterCacheAliases } from './operations/response-cache/router-aliases.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
-import { type DocumentParams, trustedDocumentOf, useTrustedDocuments } from './operations/trusted-documents.ts';
+import { trustedDocuments } from './operations/trusted-documents.ts';
 import { useWellFormedText } from './operations/well-formed-text.ts';
 import { useWriteApplied } from './operations/write-applied.ts';
 import type { RedisConnection } from './redis/connection.ts';
@@ -206,10 +204,12 @@ export function createGateway(
         })),
     );
   const sseStreams = new SseStreams(config.subscriptionKeepAliveMs);
+  // The pages of other sites that may use the gateway through a browser: CORS and sockets alike.
+  const pages: PageOrigins = { corsOrigins: config.corsOrigins, localDevelopment: isLoopback(config.host) };
   const mask = (error: unknown) => maskError(error, logger);
   const httpDoor: Plugin[] = [
-    // First: the refusals of every plugin after it (401, 403, limits) are audited and carry the request id.
-    useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
+    // First: every request and operation has its record (id, cost, outcome), refusals of every plugin after it included.
+    useOperationRecords(operations),
     // nosniff and no-referrer on every answer, a policy on every HTML one, whichever plugin made it.
     useSecurityHeaders(),
     // Probes answer before authentication: they need no client credential.
@@ -218,15 +218,12 @@ export function createGateway(
     useAllowedHosts(config.allowedHosts),
     // The operators' pages live on OPS_PORT only: 404 here, whatever the address or token.
     useOperatorsElsewhere(),
-    useMetrics(metrics, labelledOperationNames(config.operationNames, config.trustedDocuments?.values())),
     ...(tracing ? [tracing.plugin] : []),
     // The page holds no data: it loads without a credential, which it then sends with each operation.
     useGraphiql({ enabled: config.graphiql, endpoint: '/graphql', mode: config.auth.mode }),
     // Who asks, before anything of the document is read; the scopes checked once the operation is known.
     useAuthentication(authenticate, principals),
     useScopes((context) => (context as GatewayContext).principal),
-    // With ROUTER_HMAC_SECRET: the router's signature, before any plugin reads the document.
-    ...(signature ? [signature.plugin] : []),
     // A form or a GET without a preflight header runs nothing (a page of another site could send it).
     useCsrfPrevention(),
     // Yoga's own HTTP refusals reworded, with the code clients branch on.
@@ -236,9 +233,15 @@ export function createGateway(
     // MAX_INPUT_DEPTH and MAX_INPUT_NODES, as soon as any parser has read the request: before Yoga's
     // own parameter checks and every later reader of the variables (persisted queries, cost, cache keys).
     useInputBounds(config.inputBounds),
+    // With ROUTER_HMAC_SECRET: the router's signature, once the input is bounded and before any plugin reads the document.
+    ...(signature ? [signature.plugin] : []),
     // A subscription's SSE stream, kept alive by one timer for all of them (SUBSCRIPTION_KEEPALIVE_MS).
     sseStreams.plugin(),
   ];
+  // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
+  const documents = config.trustedDocuments
+    ? trustedDocuments(config.trustedDocuments)
+    : automaticPersistedQueries(persistedQueries, licenseeOfRequest);
   const documentChecks: Plugin[] = [
     // A batch: at most MAX_BATCH_OPERATIONS operations, whose estimates together are held to
     // QUERY_MAX_UPSTREAM_CALLS, before any of them runs (each then passes every check below alone).
@@ -247,19 +250,13 @@ export function createGateway(
       maxUpstreamCalls: config.maxUpstreamCallsPerOperation,
       maxDocumentBytes: config.queryLimits.bytes,
       maxTokens: config.queryLimits.tokens,
-      documentOf: (request, params) =>
-        config.trustedDocuments
-          ? trustedDocumentOf(config.trustedDocuments, params as DocumentParams)
-          : persistedQueryOf(persistedQueries, licenseeOfRequest(request), params as PersistedQueryParams),
+      documentOf: documents.documentOf,
     }),
     // @defer and @stream: a long list's edges arrive page by page (connections/streamed-window.ts).
     useDeferStream(),
     // Depth, aliases, directives, tokens and upstream cost: refused before any upstream call.
     ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
-    // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
-    config.trustedDocuments
-      ? useTrustedDocuments(config.trustedDocuments)
-      : useAutomaticPersistedQueries(persistedQueries, licenseeOfRequest),
+    documents.plugin,
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
     useCredentialExpiry(principalOfContext),
     // A lone surrogate in the variables runs nothing: before a subscription takes a slot or any call is made.
@@ -286,8 +283,12 @@ export function createGateway(
     useLargeResultBulkhead(config.inflight),
     // A mutation's errors below its root field say its write took effect; masked here first (envelop masks after every plugin).
     useWriteApplied(mask),
-    // Last: the audit line's error codes are the ones the client receives, after every plugin above set them.
-    useAuditResult(operations),
+    // graphql-js's request errors get their code before any plugin below records one.
+    useRequestErrorCodes(),
+    // Last: the codes recorded, audited and counted are the ones the client receives, after every plugin above set them.
+    useOperationResults(operations),
+    useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
+    useMetrics(metrics, labelledOperationNames(config.operationNames, config.trustedDocuments?.values()), operations),
   ];
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
@@ -322,10 +323,11 @@ export function createGateway(
     // JSON arrays of operations (a router's subgraph batching); useBatchLimits refuses more first, naming the setting.
     batching: { limit: config.maxBatchOperations },
     logging: logger ? yogaLogging(logger) : false,
-    cors: corsFor(config.corsOrigins, { localDevelopment: isLoopback(config.host) }),
+    cors: corsFor(pages),
     // GraphQL over HTTP's persisted documents name the document in a body parameter of their own.
     ...(config.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
-    plugins: [...httpDoor, ...documentChecks, ...execution],
+    // A refusal in onParams is the operation's result, so every door answers, audits and counts it alike.
+    plugins: paramsRefusalsAsResults([...httpDoor, ...documentChecks, ...execution], mask),
   });
   const operators = createYoga({
     schema,
@@ -376,25 +378,16 @@ export function createGateway(
     webhooks,
     clearResponseCache: () => responseCache.clear(),
     acceptWebSockets: (server) =>
-      serveWebSockets(
-        server,
-        { yoga },
-        {
-          authenticate,
-          principals,
-          corsOrigins: config.corsOrigins,
-          allowedHosts: config.allowedHosts,
-          maxMessageBytes: config.http.maxRequestBytes,
-          inputBounds: config.inputBounds,
-          records: operations,
-          auditLogger,
-          ...(config.trustedDocuments ? { trustedDocuments: config.trustedDocuments } : { persistedQueries }),
-          subscriptionsPerSocket: config.subscriptionsPerClient,
-          keepAliveMs: config.subscriptionKeepAliveMs,
-          ...(signature ? { verifySignature: signature.verify } : {}),
-          ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
-        },
-      ),
+      serveWebSockets(server, yoga, {
+        authenticate,
+        pages,
+        allowedHosts: config.allowedHosts,
+        maxMessageBytes: config.http.maxRequestBytes,
+        inputBounds: config.inputBounds,
+        keepAliveMs: config.subscriptionKeepAliveMs,
+        mask,
+        ...(logger ? { logger: logger.child({ component: 'websocket' }) } : {}),
+      }),
     close: async () => {
       budgetHistory.stop();
       await callbacks.close();

@@ -11,6 +11,10 @@ export class RequestPrincipals {
     this.byRequest.set(request, principal);
   }
 
+  has(request: Request): boolean {
+    return this.byRequest.has(request);
+  }
+
   of(request: Request): Principal {
     const principal = this.byRequest.get(request);
     // Only a request that passed useAuthentication reaches the context: anything else is a wiring fault.
@@ -20,16 +24,23 @@ export class RequestPrincipals {
 }
 
 /**
- * Lets in only requests whose credential the authenticator accepts, before their body is even
- * parsed: the rest get 401 with `WWW-Authenticate: Bearer` and one UNAUTHENTICATED error saying
- * what to send, and nothing runs. `/health`, `/ready` and GraphiQL's page are answered earlier
- * (in onRequest), so they need no credential.
+ * Lets in only operations whose credential the authenticator accepts: the rest get one
+ * UNAUTHENTICATED error saying what to send (401 with `WWW-Authenticate: Bearer` over HTTP), and
+ * nothing runs. An HTTP request is checked before its body is even parsed; an operation that comes
+ * without one (on a socket, its request carries the connection's credential) when its parameters
+ * arrive, before any other hook reads them. So a credential removed or expired is refused on every
+ * door at its next operation. `/health`, `/ready` and GraphiQL's page are answered earlier (in
+ * onRequest), so they need no credential.
  */
 export function useAuthentication(authenticate: Authenticator, principals: RequestPrincipals): Plugin {
+  const check = (request: Request) => {
+    const verdict = authenticate(request);
+    return verdict instanceof Promise ? verdict.then((known) => admit(request, known)) : admit(request, verdict);
+  };
   return {
-    onRequestParse({ request }) {
-      const verdict = authenticate(request);
-      return verdict instanceof Promise ? verdict.then((known) => admit(request, known)) : admit(request, verdict);
+    onRequestParse: ({ request }) => check(request),
+    onParams({ request }) {
+      if (!principals.has(request)) return check(request);
     },
   };
 

@@ -9,20 +9,15 @@ import { ErrorCode } from '../error-codes.ts';
  * here: an operation without it, or whose signature does not match, is refused with 401 and one
  * UNAUTHENTICATED error before its document is parsed, so nothing runs and no upstream call is made.
  * The client's own credential, forwarded by the router, still decides its licensee and scopes.
- *
- * The library's plugin sees HTTP (its `onParams`: POST, GET and SSE); graphql-ws operations do not
- * pass there, so the socket door asks `verify` of each operation's payload, which runs the same
- * plugin's check.
+ * An `onParams` hook: it holds on every door (HTTP, SSE and graphql-ws pass the same pipeline).
  */
 export interface RouterSignature {
-  /** For Yoga's plugins: refuses HTTP and SSE requests not signed by the router. */
+  /** For Yoga's plugins: refuses operations not signed by the router. */
   plugin: Plugin;
-  /** Resolves for params the router signed; rejects with the UNAUTHENTICATED error otherwise. */
-  verify(params: SignedParams): Promise<void>;
 }
 
 /** What the signature covers (the query and variables) and where it is (`extensions`). */
-export type SignedParams = Pick<GraphQLParams, 'query' | 'extensions'> & { variables?: Record<string, unknown> | null };
+type SignedParams = Pick<GraphQLParams, 'query' | 'extensions'> & { variables?: Record<string, unknown> | null };
 
 export function routerSignature(secret: string): RouterSignature {
   const validation = useHmacSignatureValidation({ secret });
@@ -41,7 +36,6 @@ export function routerSignature(secret: string): RouterSignature {
       onYogaInit: (payload) => validation.onYogaInit?.(payload as never),
       onParams: ({ params }) => verify(params),
     },
-    verify,
   };
 }
 

@@ -39,19 +39,36 @@ export function useCsrfPrevention(): Plugin {
 /** Pages a developer serves on this machine (`npm run dev` of a frontend): any port of localhost or 127.0.0.1. */
 const LOCAL_PAGE = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
 
+/** Which pages of other origins may use the gateway through a browser: one policy, for CORS and for sockets. */
+export interface PageOrigins {
+  /** CORS_ORIGINS. */
+  corsOrigins: readonly string[];
+  /** A gateway on a loopback HOST with no CORS_ORIGINS: pages on localhost and 127.0.0.1 at any port. */
+  localDevelopment: boolean;
+}
+
 /**
- * CORS for the allow-listed origins only; other origins get no CORS headers, so their pages cannot
- * read an answer. (Yoga's default echoes any Origin with credentials allowed, and an empty origin
- * list means "any".) No cookies are used, so credentials are not allowed. With `localDevelopment`
- * (a gateway on a loopback HOST with no CORS_ORIGINS) pages on localhost and 127.0.0.1 at any port
- * may call it: only this machine reaches it, and a frontend in development runs there.
+ * Whether a page of `origin` may use the gateway: an origin of CORS_ORIGINS or, with
+ * `localDevelopment` (a gateway on a loopback HOST with no CORS_ORIGINS), a page on localhost or
+ * 127.0.0.1 at any port: only this machine reaches it, and a frontend in development runs there.
  */
-export function corsFor(allowedOrigins: string[], { localDevelopment = false } = {}): CorsSetting {
-  const local = localDevelopment && allowedOrigins.length === 0;
-  if (allowedOrigins.length === 0 && !local) return false;
+export function isAllowedPage(origin: string, pages: PageOrigins): boolean {
+  return (
+    pages.corsOrigins.includes(origin) ||
+    (pages.localDevelopment && pages.corsOrigins.length === 0 && LOCAL_PAGE.test(origin))
+  );
+}
+
+/**
+ * CORS for the allowed pages only (isAllowedPage); other origins get no CORS headers, so their pages
+ * cannot read an answer. (Yoga's default echoes any Origin with credentials allowed, and an empty
+ * origin list means "any".) No cookies are used, so credentials are not allowed.
+ */
+export function corsFor(pages: PageOrigins): CorsSetting {
+  if (pages.corsOrigins.length === 0 && !pages.localDevelopment) return false;
   return (request: Request) => {
     const origin = request.headers.get('origin');
-    if (!origin || !(allowedOrigins.includes(origin) || (local && LOCAL_PAGE.test(origin)))) return false;
+    if (!origin || !isAllowedPage(origin, pages)) return false;
     // The audit trail's request id is readable by the page too, so a frontend can quote it in a report.
     return { origin: [origin], methods: ['GET', 'POST'], credentials: false, exposedHeaders: ['X-Request-Id'] };
   };

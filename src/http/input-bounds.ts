@@ -16,11 +16,19 @@ import { ErrorCode } from '../error-codes.ts';
  * Over HTTP and SSE the check is an `onRequestParseDone` hook, which Yoga runs after whichever
  * parser read the request (JSON, GET query string, form, multipart) and before its own checks of
  * the parameters, its batching check and every `onParams` hook (persisted queries, trusted
- * documents). graphql-ws checks each `subscribe` payload and each `connection_init`
- * payload (src/http/websocket.ts).
+ * documents). Parameters that came another way (a graphql-ws `subscribe` payload) are measured in
+ * `onParams`, before every later `onParams` hook; the socket's `connection_init` payload, which no
+ * operation carries, is the door's (src/http/websocket.ts).
  */
 export function useInputBounds(bounds: InputBounds): Plugin {
+  /** The parameters measured when their request was parsed. */
+  const measured = new WeakSet<object>();
   return {
+    onParams({ params }) {
+      if (measured.has(params)) return;
+      const error = inputBoundsError(params, bounds);
+      if (error) throw error;
+    },
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       // A large JSON body is measured as text before it is parsed: parsing 100,000 members alone
       // takes longer than refusing them should. Only with a Content-Length, which the body limit
@@ -46,6 +54,8 @@ export function useInputBounds(bounds: InputBounds): Plugin {
         onRequestParseDone({ requestParserResult }) {
           const error = inputBoundsError(requestParserResult, bounds);
           if (error) throw error;
+          for (const params of Array.isArray(requestParserResult) ? requestParserResult : [requestParserResult])
+            if (typeof params === 'object' && params !== null) measured.add(params);
         },
       };
     },

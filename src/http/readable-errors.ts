@@ -6,8 +6,8 @@ import { ErrorCode } from '../error-codes.ts';
  * Yoga's answers to requests it cannot read, made readable: a `variables` or `extensions`
  * parameter that is not JSON (in a GET query string or a form body) is a 400 naming the parameter
  * instead of a masked INTERNAL_SERVER_ERROR, its 415 and 406 answers, which have an empty
- * body, say in a GraphQL error what to send instead, its 413 names MAX_REQUEST_BYTES, and
- * graphql-js's request errors get a code.
+ * body, say in a GraphQL error what to send instead, and its 413 names MAX_REQUEST_BYTES.
+ * (graphql-js's request errors get their code on every door: operations/request-error-codes.ts.)
  */
 export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plugin {
   return {
@@ -27,7 +27,7 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
       });
     },
     onResultProcess({ result, setResult }) {
-      const readable = (one: ExecutionResult) => withCodes(withBodyLimit(one, limits.maxRequestBytes));
+      const readable = (one: ExecutionResult) => withBodyLimit(one, limits.maxRequestBytes);
       if (Array.isArray(result)) setResult(result.map(readable));
       else if (!(Symbol.asyncIterator in result)) setResult(readable(result));
     },
@@ -51,36 +51,12 @@ export function useReadableHttpErrors(limits: { maxRequestBytes: number }): Plug
   };
 }
 
-/**
- * graphql-js reports a variable of the wrong type, or a required one missing, with no
- * `extensions.code`, unlike every other error a client reads. Such an error of the request itself
- * (no path: not raised while resolving a field, where errors are masked or coded) is BAD_USER_INPUT.
- */
-function withCodes<T extends ExecutionResult>(result: T): T {
-  if (!result.errors?.some((error) => needsCode(error))) return result;
-  const errors = result.errors.map((error) =>
-    needsCode(error)
-      ? new GraphQLError(error.message, {
-          nodes: error.nodes,
-          source: error.source,
-          positions: error.positions,
-          path: error.path,
-          extensions: { ...error.extensions, code: ErrorCode.BAD_USER_INPUT },
-        })
-      : error,
-  );
-  return { ...result, errors };
-}
-
-const needsCode = (error: GraphQLError): boolean =>
-  error.path === undefined && typeof error.extensions?.code !== 'string';
-
 /** Yoga's "Request body too large" (Content-Length over the bound, or a streamed body once past it), with the setting and the bound. */
 function withBodyLimit<T extends ExecutionResult>(result: T, maxBytes: number): T {
-  if (!result.errors?.some((error) => error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE')) return result;
+  if (!result.errors?.some((error) => error.extensions?.code === ErrorCode.REQUEST_ENTITY_TOO_LARGE)) return result;
   const message = `The request body is larger than the ${maxBytes} bytes allowed: the gateway's MAX_REQUEST_BYTES setting sets this limit. Send a smaller request. Nothing was run.`;
   const errors = result.errors.map((error) =>
-    error.extensions?.code === 'REQUEST_ENTITY_TOO_LARGE'
+    error.extensions?.code === ErrorCode.REQUEST_ENTITY_TOO_LARGE
       ? new GraphQLError(message, { extensions: { ...error.extensions, limit: 'MAX_REQUEST_BYTES', maxBytes } })
       : error,
   );

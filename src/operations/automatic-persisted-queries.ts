@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../error-codes.ts';
+import type { DocumentSource } from './trusted-documents.ts';
 
 /**
  * Automatic persisted queries (Apollo's protocol, which Apollo Client's PersistedQueryLink, urql's
@@ -53,7 +54,7 @@ const notFound = () =>
  * or the text remembered for its hash; PERSISTED_QUERY_NOT_FOUND when the hash is unknown. Every
  * door asks it (HTTP and SSE through the plugin below, graphql-ws directly).
  */
-export async function persistedQueryOf(
+async function persistedQueryOf(
   store: PersistedQueryStore,
   licensee: string,
   params: PersistedQueryParams,
@@ -83,10 +84,18 @@ export async function persistedQueryOf(
   return query;
 }
 
-export function useAutomaticPersistedQueries(
+/** Automatic persisted queries as the documents' source (without TRUSTED_DOCUMENTS_FILE): any text, by hash once sent. */
+export function automaticPersistedQueries(
   store: PersistedQueryStore,
   licenseeOf: (request: Request) => string,
-): Plugin {
+): DocumentSource {
+  return {
+    plugin: useAutomaticPersistedQueries(store, licenseeOf),
+    documentOf: (request, params) => persistedQueryOf(store, licenseeOf(request), params as PersistedQueryParams),
+  };
+}
+
+function useAutomaticPersistedQueries(store: PersistedQueryStore, licenseeOf: (request: Request) => string): Plugin {
   return {
     // Not async: a hook that returns a promise makes every request wait a turn for it.
     onParams({ params, request, setParams }) {

@@ -29,10 +29,28 @@ export interface DocumentParams {
 /**
  * Runs only the trusted documents, sent by id as `extensions.persistedQuery.sha256Hash` (Apollo's
  * persisted queries) or `documentId` (GraphQL over HTTP, codegen's client-preset); a document sent
- * as text is refused (BAD_USER_INPUT), and so is an unknown id (PERSISTED_QUERY_NOT_FOUND). This
- * is the HTTP and SSE door; the WebSocket door asks `trustedDocumentOf`, with the same answers.
+ * as text is refused (BAD_USER_INPUT), and so is an unknown id (PERSISTED_QUERY_NOT_FOUND), on
+ * every door. The batch check reads the documents a batch names through `documentOf`, with the
+ * same answers.
  */
-export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
+export function trustedDocuments(documents: TrustedDocuments): DocumentSource {
+  return {
+    plugin: useTrustedDocuments(documents),
+    documentOf: (_request, params) => trustedDocumentOf(documents, params as DocumentParams),
+  };
+}
+
+/**
+ * Where the documents operations name come from: the plugin that puts each operation's document
+ * in its parameters, and the same lookup for a reader that needs a document before that (the batch
+ * check). Throws, or answers undefined, for an operation that names none.
+ */
+export interface DocumentSource {
+  plugin: Plugin;
+  documentOf(request: Request, params: object): Promise<string | undefined> | string | undefined;
+}
+
+function useTrustedDocuments(documents: TrustedDocuments): Plugin {
   return {
     onPluginInit({ addPlugin }) {
       // Yoga's GET parser keeps only query, variables, operationName and extensions: a GET that
@@ -57,7 +75,7 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
 }
 
 /** The trusted document a request names, or the refusal it gets (as a GraphQL error with its code). */
-export function trustedDocumentOf(documents: TrustedDocuments, params: DocumentParams): string {
+function trustedDocumentOf(documents: TrustedDocuments, params: DocumentParams): string {
   const id = documentIdOf(params);
   const refused = (which: keyof typeof REFUSALS) =>
     createGraphQLError(REFUSALS[which].message, { extensions: REFUSALS[which].extensions });

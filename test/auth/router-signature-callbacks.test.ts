@@ -22,9 +22,11 @@ const subscription = {
 };
 
 describe('a callback subscription’s signature, as Hive Gateway’s http-callback transport sends it', () => {
-  const { plugin, verify } = routerSignature(SECRET);
+  const { plugin } = routerSignature(SECRET);
   // As Yoga starts the plugin: the library logs through Yoga's logger.
   plugin.onYogaInit?.({ yoga: { logger: { debug() {}, error() {} } } } as never);
+  /** The plugin's check of one operation's parameters, as Yoga asks it. */
+  const verify = async (params: object) => plugin.onParams!({ params } as never);
 
   it('is read one level down and checked against the query and variables', async () => {
     await expect(

@@ -1,17 +1,7 @@
-import { type DocumentNode, getOperationAST, Kind, parse } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { ErrorCode } from '../../error-codes.ts';
+import { Kind, parse } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { OperationRecord, OperationRecords } from '../../operations/operation-record.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
-
-interface OperationSeen {
-  startedAt: number;
-  name: string;
-  type: string;
-  /** The `path` label of the response (read from the URL Yoga parsed already). */
-  path: string;
-  /** Whether the operation was counted (once, when its result is processed). */
-  counted: boolean;
-}
 
 /**
  * The operation names counted under their own label: those of the trusted documents and of
@@ -56,58 +46,42 @@ export function useMetricsPage(metrics: GatewayMetrics): Plugin {
 
 /**
  * The GraphQL side of the metrics, on the clients' port: each operation by name (see
- * labelledOperationNames), type and outcome with its duration, each error code answered (the
- * refusals), and each HTTP answer by path and status.
+ * labelledOperationNames), type and outcome with its duration, and each error code answered (the
+ * refusals), on every door, read from the operation's record once its result is known (so it goes
+ * after useOperationResults); and each HTTP answer by path and status. A request HTTP could not read
+ * (no operation ran) is counted once, as `unknown`.
  */
-export function useMetrics(metrics: GatewayMetrics, operationNames: ReadonlySet<string>): Plugin {
-  const seen = new WeakMap<Request, OperationSeen>();
-  const labelOf = (name: string | null | undefined) =>
-    !name ? 'anonymous' : operationNames.has(name) ? name : 'other';
-  const noteOperation = (
-    request: Request | undefined,
-    document: DocumentNode,
-    operationName: string | null | undefined,
-  ) => {
-    const record = request && seen.get(request);
-    if (!record) return;
-    const operation = getOperationAST(document, operationName);
-    record.name = labelOf(operation?.name?.value ?? operationName);
-    record.type = operation?.operation ?? 'unknown';
+export function useMetrics(
+  metrics: GatewayMetrics,
+  operationNames: ReadonlySet<string>,
+  records: OperationRecords,
+): Plugin {
+  const counted = new WeakSet<OperationRecord>();
+  const count = (record: OperationRecord, outcome: string | undefined, codes: readonly string[]) => {
+    if (counted.has(record)) return;
+    counted.add(record);
+    const type = record.operationType ?? 'unknown';
+    const name = record.operationType === undefined ? 'unknown' : labelOf(record.operationName);
+    const labels = { operation: name, type };
+    metrics.operationDuration.observe(labels, records.elapsedMs(record) / 1000);
+    metrics.operations.inc({ ...labels, outcome: outcome ?? codes[0] ?? 'ok' });
+    for (const code of codes) metrics.refusals.inc({ code });
   };
+  const labelOf = (name: string | undefined) => (!name ? 'anonymous' : operationNames.has(name) ? name : 'other');
   return {
-    // Not async: a hook that returns a promise makes every request wait a turn for it.
-    onRequest({ request, url }) {
-      seen.set(request, {
-        startedAt: performance.now(),
-        name: 'unknown',
-        type: 'unknown',
-        path: pathLabel(url.pathname),
-        counted: false,
-      });
-    },
     onResponse({ request, response }) {
-      // Answers made before onRequest reached this plugin (probes, refusals) have no record.
-      const path = seen.get(request)?.path ?? pathLabel(new URL(request.url).pathname);
-      metrics.httpResponses.inc({ path, status: String(response.status) });
+      metrics.httpResponses.inc({ path: pathLabel(new URL(request.url).pathname), status: String(response.status) });
     },
-    onExecute({ args }) {
-      noteOperation((args.contextValue as { request?: Request }).request, args.document, args.operationName);
-    },
-    onSubscribe({ args }) {
-      noteOperation((args.contextValue as { request?: Request }).request, args.document, args.operationName);
+    onExecutionResult({ request, context, result }) {
+      if (!result) return;
+      const record = records.ofOperation(context, request);
+      if (Symbol.asyncIterator in result) count(record, 'stream', []);
+      else count(record, undefined, record.errorCodes ?? []);
     },
     onResultProcess({ request, result }) {
-      const record = seen.get(request);
-      if (!record || record.counted) return;
-      record.counted = true;
-      const labels = { operation: record.name, type: record.type };
-      metrics.operationDuration.observe(labels, (performance.now() - record.startedAt) / 1000);
-      if (isAsyncIterable(result)) return void metrics.operations.inc({ ...labels, outcome: 'stream' });
-      const codes = (Array.isArray(result) ? result : [result]).flatMap((one) =>
-        (one.errors ?? []).map((error) => String(error.extensions?.code ?? ErrorCode.INTERNAL_SERVER_ERROR)),
-      );
-      metrics.operations.inc({ ...labels, outcome: codes[0] ?? 'ok' });
-      for (const code of codes) metrics.refusals.inc({ code });
+      const record = records.of(request);
+      if (record.batchAnswered || Symbol.asyncIterator in result) return;
+      count(record, undefined, record.errorCodes ?? []);
     },
   };
 }
