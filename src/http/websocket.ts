@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, parse } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError, parse } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { type GraphQLParams, isAsyncIterable } from 'graphql-yoga';
@@ -155,15 +155,12 @@ export function serveWebSockets(server: Server, pipeline: Pipeline, options: Web
 }
 
 /** An error as a socket sends it: a GraphQLError (graphql-ws' check), without Yoga's `extensions.http`. */
-function forSocket(error: Error | GraphQLError): GraphQLError {
-  const graphqlError = error instanceof GraphQLError ? error : new GraphQLError(error.message);
-  if (!graphqlError.extensions?.http) return graphqlError;
-  const { http: _http, ...extensions } = graphqlError.extensions;
-  return new GraphQLError(graphqlError.message, {
-    nodes: graphqlError.nodes,
-    source: graphqlError.source,
-    positions: graphqlError.positions,
-    path: graphqlError.path,
+function forSocket(error: Error | GraphQLFormattedError): GraphQLError {
+  const { http: _http, ...extensions } = (error as { extensions?: Record<string, unknown> }).extensions ?? {};
+  if (error instanceof GraphQLError && !_http) return error;
+  return new GraphQLError(error.message, {
+    ...(error instanceof GraphQLError ? { nodes: error.nodes, source: error.source, positions: error.positions } : {}),
+    path: 'path' in error ? error.path : undefined,
     extensions,
   });
 }
