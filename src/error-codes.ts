@@ -23,6 +23,10 @@ export const ERROR_CODES = {
     'the operation named is not in the document, or several are and none is named (Yoga’s code)',
   BAD_REQUEST:
     'unreadable as GraphQL: malformed JSON, JSON past MAX_INPUT_DEPTH or MAX_INPUT_NODES, an unserved media type, a cross-site request with no preflight header',
+  REQUEST_ENTITY_TOO_LARGE:
+    'the request body is larger than MAX_REQUEST_BYTES (HTTP 413, Yoga’s code); nothing was read or run',
+  MISDIRECTED_REQUEST:
+    'the request’s Host is not one of the names the gateway answers for (ALLOWED_HOSTS; HTTP 421, against DNS rebinding); nothing ran',
   INTERNAL_SERVER_ERROR: 'anything else (details are logged, never sent)',
 } as const;
 

@@ -8,8 +8,9 @@ import {
 } from 'jose';
 import type { AuthSettings } from '../config/environment.ts';
 import type { Licensee } from '../config/licensees.ts';
+import { SCOPES, type Scope } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
-import { type Principal, SCOPES, type Scope } from './principal.ts';
+import type { Principal } from './principal.ts';
 import type { Authenticator, Verdict } from './verdict.ts';
 
 type JwtSettings = Extract<AuthSettings, { mode: 'jwt' }>;

@@ -1,10 +1,4 @@
-/**
- * What a client may do: `read` runs queries and subscriptions, `write` runs mutations,
- * `webhooks:manage` registers and manages its licensee's webhook endpoints (and only that).
- */
-export type Scope = 'read' | 'write' | 'webhooks:manage';
-
-export const SCOPES: readonly Scope[] = ['read', 'write', 'webhooks:manage'];
+import { SCOPES, type Scope } from '../config/licensees.ts';
 
 /** Who a request acts for: the client, the licensee it was granted, and its rights. */
 export interface Principal {

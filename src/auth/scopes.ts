@@ -1,65 +1,178 @@
-import { type DocumentNode, getOperationAST, Kind } from 'graphql';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { useGenericAuth, type ValidateUserFn } from '@envelop/generic-auth';
+import {
+  type DefinitionNode,
+  type DocumentNode,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  getOperationAST,
+  Kind,
+  type OperationDefinitionNode,
+  visit,
+} from 'graphql';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Scope } from '../config/licensees.ts';
 import { ErrorCode } from '../error-codes.ts';
-import type { Principal, Scope } from './principal.ts';
+import type { Principal } from './principal.ts';
 
 /**
- * The root fields of webhook management: an operation that selects only these needs the
- * `webhooks:manage` scope, which their resolvers check (src/schema/webhook.ts), and neither `read`
- * nor `write`, so a client can be given the management of its webhooks and nothing else.
- */
-export const WEBHOOK_ROOT_FIELDS: ReadonlySet<string> = new Set([
-  'webhookEndpoints',
-  'webhookEndpoint',
-  'createWebhookEndpoint',
-  'updateWebhookEndpoint',
-  'deleteWebhookEndpoint',
-  'enableWebhookEndpoint',
-  'disableWebhookEndpoint',
-  'rotateWebhookSecret',
-  'pingWebhookEndpoint',
-  'redeliverWebhook',
-  'recoverWebhookEndpoint',
-]);
-
-/**
- * A mutation needs the `write` scope, a query or subscription `read`, an operation of webhook
- * management fields only `webhooks:manage`. Checked once the document is valid and before
- * anything runs, so a refused operation makes no upstream call.
+ * Each root field declares the scope it needs as `@requiresScopes` (src/schema/scopes.ts), and
+ * @envelop/generic-auth enforces it: once the document is valid and before anything runs, in
+ * onExecute and onSubscribe (every door passes them), so a refused operation makes no upstream
+ * call. An operation selecting a field whose scope the client lacks gets FORBIDDEN (HTTP 403)
+ * naming the scope, and nothing of it runs. So `read` runs the queries and the subscription,
+ * `write` the mutations, and `webhooks:manage` the webhook management fields alone.
+ *
+ * `principalOf` reads the request's principal from the context; it must be the context's
+ * `principal` (GatewayContext), where generic-auth finds it again when it checks.
  */
 export function useScopes(principalOf: (context: unknown) => Principal): Plugin {
-  const check = (document: DocumentNode, operationName: string | null | undefined, context: unknown) => {
-    const operation = getOperationAST(document, operationName);
-    const selections = operation?.selectionSet.selections ?? [];
-    const isWebhookField = (selection: (typeof selections)[number]) =>
-      selection.kind === Kind.FIELD && WEBHOOK_ROOT_FIELDS.has(selection.name.value);
-    const managesWebhooks =
-      operation?.operation !== 'subscription' &&
-      selections.some(isWebhookField) &&
-      selections.every(
-        (selection) =>
-          isWebhookField(selection) || (selection.kind === Kind.FIELD && selection.name.value === '__typename'),
-      );
-    const needed: Scope = managesWebhooks ? 'webhooks:manage' : operation?.operation === 'mutation' ? 'write' : 'read';
-    if (principalOf(context).scopes.has(needed)) return undefined;
-    const what =
-      needed === 'webhooks:manage'
-        ? 'manage webhooks'
-        : needed === 'write'
-          ? 'run mutations'
-          : 'run queries or subscriptions';
-    return createGraphQLError(`This client may not ${what}: it lacks the "${needed}" scope.`, {
-      extensions: { code: ErrorCode.FORBIDDEN, http: { status: 403 } },
-    });
+  const parsed = new WeakMap<object, DocumentNode>();
+  // generic-auth checks every operation of the document, and hands on a copy of it: it sees the
+  // operation that runs alone, and the plugins after it the parsed document again, whose identity
+  // keys their caches (cost estimate, compiled execution, response cache).
+  const showOperationAlone = ({ args }: { args: HeldArgs }) => {
+    parsed.set(args, args.document);
+    args.document = operationAlone(args.document, args.operationName);
+  };
+  const giveParsedBack = ({ args }: { args: HeldArgs }) => {
+    const document = parsed.get(args);
+    if (document) args.document = document;
+  };
+  // One error per scope lacking, located at every field that needs it: what to ask for, said once.
+  const oneErrorPerScope = ({
+    result,
+    setResult,
+  }: {
+    result: unknown;
+    setResult: (result: ExecutionResult) => void;
+  }) => {
+    const errors = (result as ExecutionResult).errors;
+    if (errors?.length && errors.every((error) => refusals.has(error)))
+      setResult({ ...(result as ExecutionResult), errors: mergedByMessage(errors) });
   };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const refusal = check(args.document, args.operationName, args.contextValue);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+    onPluginInit({ addPlugin }) {
+      addPlugin(
+        useGenericAuth<Principal, Record<string, unknown>, 'principal'>({
+          mode: 'protect-granular',
+          contextFieldName: 'principal',
+          resolveUserFn: principalOf,
+          extractScopes: (principal) => [...principal.scopes],
+          validateUser: refuseMissingScopes,
+        }) as Plugin,
+      );
+      addPlugin({ onExecute: giveParsedBack, onSubscribe: giveParsedBack });
     },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = check(args.document, args.operationName, args.contextValue);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+    onExecute: (payload) => {
+      showOperationAlone(payload);
+      // Refused by generic-auth, the plugin above never ran: the hooks after execution see the parsed document too.
+      return {
+        onExecuteDone: (done) => {
+          giveParsedBack(payload);
+          if (!isAsyncIterable(done.result)) oneErrorPerScope(done);
+        },
+      };
+    },
+    onSubscribe: (payload) => {
+      showOperationAlone(payload);
+      return {
+        onSubscribeResult: (done) => {
+          giveParsedBack(payload);
+          if (!isAsyncIterable(done.result)) oneErrorPerScope(done);
+        },
+      };
     },
   };
+}
+
+interface HeldArgs {
+  document: DocumentNode;
+  operationName?: string | null | undefined;
+}
+
+/** The errors refuseMissingScopes made: a result of these alone is a refusal of ours. */
+const refusals = new WeakSet<object>();
+
+/** Refusals of one message (one scope lacking) as one error, its locations every field refused. */
+function mergedByMessage(errors: readonly GraphQLError[]): GraphQLError[] {
+  const byMessage = new Map<string, GraphQLError[]>();
+  for (const error of errors) byMessage.set(error.message, [...(byMessage.get(error.message) ?? []), error]);
+  return [...byMessage.values()].map((same) =>
+    same.length === 1
+      ? same[0]!
+      : createGraphQLError(same[0]!.message, {
+          nodes: same.flatMap((error) => error.nodes ?? []),
+          extensions: same[0]!.extensions,
+        }),
+  );
+}
+
+/** What each scope lets a client do, as a refusal names it. */
+const WHAT_IT_LETS: Record<Scope, string> = {
+  read: 'run queries or subscriptions',
+  write: 'run mutations',
+  'webhooks:manage': 'manage webhooks',
+};
+
+/** A field's required scopes (any one list of them, all of that list) against the principal's. */
+const refuseMissingScopes: ValidateUserFn<Principal> = ({
+  user,
+  userScopes,
+  fieldScopes,
+  typeScopes,
+  fieldAuthArgs,
+  ...at
+}) => {
+  const where = { nodes: [at.fieldNode], path: at.path };
+  if (!user) {
+    // Authentication runs first (auth/plugin.ts): an operation gets here with a principal, or not at all.
+    if (!fieldScopes && !typeScopes && !fieldAuthArgs) return undefined;
+    return createGraphQLError('This operation needs a client credential.', {
+      ...where,
+      extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+    });
+  }
+  for (const required of [typeScopes, fieldScopes]) {
+    if (!required?.length || required.some((all) => all.every((scope) => userScopes.includes(scope)))) continue;
+    // The alternative closest to what the client holds names what it lacks.
+    const [missing] = required
+      .map((all) => all.filter((scope) => !userScopes.includes(scope)))
+      .sort((a, b) => a.length - b.length);
+    const scope = missing![0]!;
+    const what = WHAT_IT_LETS[scope as Scope] ?? `select ${at.parentType.name}.${at.field.name}`;
+    const refusal = createGraphQLError(`This client may not ${what}: it lacks the "${scope}" scope.`, {
+      ...where,
+      extensions: { code: ErrorCode.FORBIDDEN, http: { status: 403 } },
+    });
+    refusals.add(refusal);
+    return refusal;
+  }
+  return undefined;
+};
+
+/** The document with only the operation `operationName` names (the only one, else) and the fragments it spreads. */
+function operationAlone(document: DocumentNode, operationName: string | null | undefined): DocumentNode {
+  const operation = getOperationAST(document, operationName);
+  if (!operation || document.definitions.length === 1) return document;
+  const fragments = new Map(
+    document.definitions
+      .filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION)
+      .map((fragment) => [fragment.name.value, fragment]),
+  );
+  const spread = new Set<string>();
+  const follow = (node: OperationDefinitionNode | FragmentDefinitionNode) =>
+    visit(node, {
+      FragmentSpread(spreadNode) {
+        const name = spreadNode.name.value;
+        const fragment = fragments.get(name);
+        if (spread.has(name) || !fragment) return;
+        spread.add(name);
+        follow(fragment);
+      },
+    });
+  follow(operation);
+  const kept = (definition: DefinitionNode) =>
+    definition === operation || (definition.kind === Kind.FRAGMENT_DEFINITION && spread.has(definition.name.value));
+  return { ...document, definitions: document.definitions.filter(kept) };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { ReservationModel } from '../resolvers/models.ts';
 import { stableKey } from '../upstream/cache.ts';
 import { readOrNull } from '../upstream/record-view.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import type { ReservationStatus } from '../upstream/vocabulary.ts';
 
 /** What happened to a reservation between two looks at it. */

@@ -1,5 +1,5 @@
-import type { ReservationModel } from '../resolvers/models.ts';
 import { readOrNull } from '../upstream/record-view.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import {
   changesAmong,
   contentHash,

@@ -1,8 +1,8 @@
 import type { RedisConnection } from '../redis/connection.ts';
 import { RedisFanout } from '../redis/fanout.ts';
 import { RedisLease } from '../redis/lease.ts';
-import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import { instantOf, type ReservationChange, type SeenRecord, seenAfter } from './change.ts';
 import type { ChangeFeed, ChangeListener, FeedStart, FeedState } from './feed.ts';
 import { addFootprints, type FeedFootprint, type FeedMembership, type FeedRegistry, NO_FOOTPRINT } from './registry.ts';

@@ -1,5 +1,5 @@
-import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import { ChangeFeed, type ChangeListener } from './feed.ts';
 
 /** A subscriber's place in a feed. */

@@ -1,8 +1,8 @@
 import { UPSTREAM_PAGE } from '../connections/paged-source.ts';
-import type { ReservationModel } from '../resolvers/models.ts';
 import type { UpstreamAccount } from '../upstream/account.ts';
 import type { CallOptions, UpstreamClient } from '../upstream/client.ts';
 import { withDefaults } from '../upstream/record-view.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import type { FeedSource } from './feed.ts';
 
 export interface SourceOptions extends Pick<CallOptions, 'priority'> {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { type CachedType, parseTtls } from '../operations/response-cache/ttls.ts';
 import { PACKAGE } from '../package-info.ts';
-import { isTimeZone } from '../upstream/formats.ts';
 import { type Licensee, readLicenseesFile } from './licensees.ts';
+import { type CachedType, parseTtls } from './response-cache-ttls.ts';
+import { isTimeZone } from './time-zone.ts';
 import { readTrustedDocuments, type TrustedDocuments } from './trusted-documents.ts';
 
 /** The environment → one validated Config. The only reader of process.env. */

@@ -1,13 +1,35 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { SCOPES, type Scope } from '../auth/principal.ts';
-import type { UpstreamAccount } from '../upstream/account.ts';
-import { isTimeZone } from '../upstream/formats.ts';
+import { isTimeZone } from './time-zone.ts';
 
 /**
  * LICENSEES_FILE: the licensees the gateway serves and the clients allowed to use each. Read once
  * at start; every bad entry is reported, none is echoed with its key or digest.
  */
+
+/**
+ * What a client may do: `read` runs queries and subscriptions, `write` runs mutations,
+ * `webhooks:manage` registers and manages its licensee's webhook endpoints (and only that).
+ * Granted here and in a JWT's claims (auth/jwt.ts); a principal carries them (auth/principal.ts).
+ */
+export type Scope = 'read' | 'write' | 'webhooks:manage';
+
+export const SCOPES: readonly Scope[] = ['read', 'write', 'webhooks:manage'];
+
+/**
+ * The account at the service a licensee acts as: the upstream client takes it as its
+ * `UpstreamAccount` (upstream/account.ts), which it is by shape, so neither layer imports the other.
+ */
+export interface LicenseeAccount {
+  /** The licensee number, sent as systemIdentifier. */
+  systemIdentifier: string;
+  /** The key from the licensee's console. Read only by the token manager. */
+  key: string;
+  /** IANA zone of the licensee's wall-clock timestamps. */
+  timeZone: string;
+  /** Requests per rate window for this licensee; the client's UPSTREAM_RATE_LIMIT when absent. */
+  rateLimit?: number;
+}
 
 /** A client allowed in with an API key (GATEWAY_AUTH=api-key). */
 export interface LicenseeClient {
@@ -22,7 +44,7 @@ export interface Licensee {
   /** The `id` of LICENSEES_FILE (clients and JWTs name it); the systemIdentifier without a file. */
   id: string;
   /** The account at the service it acts as: whose token, budget and cache upstream calls use. */
-  account: UpstreamAccount;
+  account: LicenseeAccount;
   /** Upstream requests per rate window for this licensee. */
   rateLimit: number;
   clients: readonly LicenseeClient[];

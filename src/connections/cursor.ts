@@ -7,7 +7,7 @@ import { BadInputError } from '../upstream/errors.ts';
  * a walk resumed after the list changed can find its place again. Opaque to clients: base64url of
  * a small JSON object.
  *
- * The licensee is checked, not signed, for the reason global ids are (schema/global-id.ts): a
+ * The licensee is checked, not signed, for the reason global ids are (ids/global-id.ts): a
  * cursor only positions a walk over a list the request reads with its own token. The check makes
  * another licensee's cursor a clear BAD_USER_INPUT before any call instead of a walk from an
  * offset that means nothing here. Cursors made before they carried the licensee are refused the

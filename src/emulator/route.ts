@@ -40,13 +40,3 @@ export function page<T>(items: T[], pageNumber: number): T[] {
 export function pageCount(total: number): { pageCount: number } {
   return { pageCount: Math.ceil(total / PAGE_SIZE) };
 }
-
-/** A body already serialized: the server sends its text as it is. */
-export class RawJson {
-  private encoded?: Buffer;
-  constructor(readonly text: string) {}
-
-  get bytes(): Buffer {
-    return (this.encoded ??= Buffer.from(this.text));
-  }
-}

@@ -12,7 +12,7 @@ import {
   type QuestionRecord,
   type ReservationRecord,
 } from './model.ts';
-import type { RawJson } from './route.ts';
+import type { RawJson } from './raw-json.ts';
 
 const RETENTION_MS = 90 * DAY;
 

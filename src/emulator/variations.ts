@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RawJson } from './route.ts';
+import { RawJson } from './raw-json.ts';
 
 /** The variations of the real service the gateway tolerates (docs/upstream.md), each switchable for tests. */
 export const variationsSchema = z.strictObject({

@@ -1,4 +1,5 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * MAX_REQUEST_BYTES, as Yoga's `maxRequestBodySize` enforces it (same answers: 413
@@ -17,7 +18,7 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
         // Only one non-negative integer is a Content-Length (a list of them is a smuggling attempt).
         if (!/^\d+$/.test(contentLength)) {
           throw createGraphQLError('Content-Length header is invalid.', {
-            extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+            extensions: { http: { status: 400 }, code: ErrorCode.BAD_REQUEST },
           });
         }
         if (Number(contentLength) > maxBytes) throw tooLarge();
@@ -32,7 +33,7 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
 
 function tooLarge() {
   return createGraphQLError('Request body too large', {
-    extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
+    extensions: { http: { status: 413 }, code: ErrorCode.REQUEST_ENTITY_TOO_LARGE },
   });
 }
 

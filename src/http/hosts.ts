@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../error-codes.ts';
 
 /**
  * DNS rebinding: a page of another site points its own name at the gateway's address (a
@@ -41,7 +42,7 @@ export function useAllowedHosts(
       if (host === null || isAllowedHost(host, allowedHosts)) return;
       const shown = JSON.stringify(host.length > 100 ? `${host.slice(0, 100)}…` : host);
       const message = `This gateway does not answer for the host name ${shown}: it serves only ${serves}. Use one of those names in the URL.`;
-      const body = JSON.stringify({ errors: [{ message, extensions: { code: 'MISDIRECTED_REQUEST' } }] });
+      const body = JSON.stringify({ errors: [{ message, extensions: { code: ErrorCode.MISDIRECTED_REQUEST } }] });
       endResponse(
         new fetchAPI.Response(body, { status: 421, headers: { 'content-type': 'application/json; charset=utf-8' } }),
       );

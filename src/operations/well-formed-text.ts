@@ -2,7 +2,7 @@
 import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../error-codes.ts';
-import { LONE_SURROGATE } from '../schema/refs.ts';
+import { LONE_SURROGATE } from '../ids/local-id.ts';
 import { refuseBeforeRun } from './refuse-before-run.ts';
 
 /**

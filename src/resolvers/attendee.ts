@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import type { AttendeeModel } from '../upstream/records.ts';
 import type { GatewayContext } from './context.ts';
-import type { AttendeeModel } from './models.ts';
 import { tellOwnWrite } from './reservation-change.ts';
 import { asInput, validate } from './validate.ts';
 

@@ -28,7 +28,7 @@ export interface GatewayContext {
    * whose record keeps the position so that another replica can resume the stream from it.
    */
   changeCursor?: { at(instant: string): void };
-  /** Webhook management (src/schema/webhook.ts), set by the gateway. */
+  /** Webhook management (src/resolvers/webhook.ts), set by the gateway. */
   webhooks?: WebhookManagement;
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BadInputError } from '../upstream/errors.ts';
+import type { CustomFieldModel } from '../upstream/records.ts';
 import type { GatewayContext } from './context.ts';
-import type { CustomFieldModel } from './models.ts';
 import { tellOwnWrite } from './reservation-change.ts';
 import { asInput, validate } from './validate.ts';
 

@@ -1,12 +1,8 @@
 import DataLoader from 'dataloader';
 import { recordsOf } from '../connections/paged-source.ts';
+import { idNumbers } from '../ids/local-id.ts';
 import { stableKey } from '../upstream/cache.ts';
 import { BadInputError } from '../upstream/errors.ts';
-import type { GatewayContext } from './context.ts';
-import { getCustomField } from './custom-field.ts';
-import { getEvent } from './event.ts';
-import { getHotel } from './hotel.ts';
-import { idNumbers } from './ids.ts';
 import type {
   AttendeeModel,
   CustomFieldModel,
@@ -14,7 +10,11 @@ import type {
   HotelModel,
   QuestionModel,
   ReservationModel,
-} from './models.ts';
+} from '../upstream/records.ts';
+import type { GatewayContext } from './context.ts';
+import { getCustomField } from './custom-field.ts';
+import { getEvent } from './event.ts';
+import { getHotel } from './hotel.ts';
 import { getQuestion } from './question.ts';
 import { orNull } from './request-calls.ts';
 import { getReservation, type ReservationFlags, reservationSource } from './reservation.ts';

@@ -1,7 +1,8 @@
+import { checkIdList } from '../ids/local-id.ts';
 import { BadInputError } from '../upstream/errors.ts';
+import type { EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from '../upstream/records.ts';
 import type { GatewayContext } from './context.ts';
-import { checkIdList } from './ids.ts';
-import type { CriteriaOf, EventModel, GroupCodeModel, PickupModel, ShoppingViewHotelModel } from './models.ts';
+import type { CriteriaOf } from './filters.ts';
 import { orNull } from './request-calls.ts';
 
 export function getEvent(ctx: GatewayContext, eventId: number): Promise<EventModel | null> {

@@ -1,6 +1,7 @@
 import { checkParams } from '../upstream/params.ts';
+import type { HotelModel } from '../upstream/records.ts';
 import type { GatewayContext } from './context.ts';
-import type { HotelFilter, HotelModel } from './models.ts';
+import type { HotelFilter } from './filters.ts';
 import { orNull } from './request-calls.ts';
 import { checkInput } from './validate.ts';
 

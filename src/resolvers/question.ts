@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { mapPageOnce, type PagedSource, sourceKey } from '../connections/paged-source.ts';
 import { type Connection, resolveWindow, type WindowArgs } from '../connections/window.ts';
 import { readOrNull, withDefaults } from '../upstream/record-view.ts';
+import type { AnswerModel, QuestionModel } from '../upstream/records.ts';
 import { questionType } from '../upstream/vocabulary.ts';
 import type { GatewayContext } from './context.ts';
-import type { AnswerModel, QuestionModel } from './models.ts';
 import { asInput, validate } from './validate.ts';
 
 /** The event's questions followed by the default ones (eventId 0: the defaults only). */

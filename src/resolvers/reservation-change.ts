@@ -5,7 +5,7 @@ import { readReservations, upstreamSource } from '../changes/upstream-source.ts'
 import { BadInputError, NotFoundError } from '../upstream/errors.ts';
 import { readOrNull } from '../upstream/record-view.ts';
 import type { GatewayContext } from './context.ts';
-import type { ReservationFilter } from './models.ts';
+import type { ReservationFilter } from './filters.ts';
 
 /** The reservation filter's criteria that a subscriber's filter has (applied by the gateway to each change). */
 export type ReservationChangeFilter = Pick<

@@ -18,8 +18,9 @@ import type { ParamsOf, ResultOf } from '../upstream/endpoints.ts';
 import type { LazyList } from '../upstream/lazy-list.ts';
 import { checkParams } from '../upstream/params.ts';
 import { withDefaults } from '../upstream/record-view.ts';
+import type { ReservationModel } from '../upstream/records.ts';
 import type { GatewayContext } from './context.ts';
-import type { ReservationFilter, ReservationModel } from './models.ts';
+import type { ReservationFilter } from './filters.ts';
 import { orNull } from './request-calls.ts';
 import { checkInput, validate } from './validate.ts';
 

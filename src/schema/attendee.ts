@@ -1,10 +1,12 @@
+import { idPart, idTextParts } from '../ids/local-id.ts';
 import { upsertAttendee } from '../resolvers/attendee.ts';
 import { resolveAttendeeReference } from '../resolvers/entities.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { listAttendeeReservations } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { attendeeReservations, costs, costsNothing, oneWrite } from './cost.ts';
-import { AttendeeRef, idPart, idTextParts, isNode, ReservationConnection, ReservationRef } from './refs.ts';
+import { AttendeeRef, isNode, ReservationConnection, ReservationRef } from './refs.ts';
+import { needs } from './scopes.ts';
 import { reservationFlags } from './selection.ts';
 
 // The service has no attendee read: a reference is resolved from its key alone, without a call.
@@ -110,6 +112,7 @@ builder.mutationField('upsertAttendee', (t) =>
       'ended or the record was last updated.',
     args: { input: t.arg({ type: UpsertAttendeeInput, required: true, description: 'The attendee.' }) },
     ...costs(oneWrite),
+    ...needs('write'),
     resolve: (_root, args, ctx) => upsertAttendee(ctx, args.input),
   }),
 );

@@ -2,10 +2,12 @@ import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay';
+import { decodeLicenseeGlobalId, encodeLicenseeGlobalId } from '../ids/global-id.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { costs, costsNothing, nodeById, nodesByIds } from './cost.ts';
 import { localToSubgraph } from './federation.ts';
-import { decodeLicenseeGlobalId, encodeLicenseeGlobalId, namesNode } from './global-id.ts';
+import { namesNode } from './node-id.ts';
+import { needs } from './scopes.ts';
 
 /** The one SchemaBuilder: plugins and scalar types only; the types live in the domain files. */
 export const builder = new SchemaBuilder<{
@@ -25,7 +27,7 @@ export const builder = new SchemaBuilder<{
   // Fields are non-null unless they say otherwise: the contract's nullability is spelled out per field.
   defaultFieldNullability: false,
   relay: {
-    // Ids carry the licensee they were made for (global-id.ts). Another licensee's ids, malformed
+    // Ids carry the licensee they were made for (ids/global-id.ts). Another licensee's ids, malformed
     // ids, unknown types and impossible numbers are null (each type's `parse` refuses the latter),
     // all decided before the first upstream call.
     encodeGlobalID: (typename, id, ctx) => encodeLicenseeGlobalId(typename, id, ctx.account.systemIdentifier),
@@ -38,6 +40,7 @@ export const builder = new SchemaBuilder<{
       args: { id: { description: 'A global id from an `id` field.' } },
       ...localToSubgraph,
       ...costs(nodeById),
+      ...needs('read'),
       resolve: (_root, args, _ctx, info, resolveNode) => (namesNode(info, args.id) ? resolveNode(args.id) : null),
     },
     nodesQueryOptions: {
@@ -47,6 +50,7 @@ export const builder = new SchemaBuilder<{
       args: { ids: { description: 'Global ids from `id` fields.' } },
       ...localToSubgraph,
       ...costs(nodesByIds),
+      ...needs('read'),
       // The plugin's own callback would load every id, unknown types included (and throw on them).
       resolve: (_root, args, ctx, info): Promise<unknown[]> =>
         resolveNodes(

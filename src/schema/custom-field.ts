@@ -1,3 +1,4 @@
+import { idNumbers } from '../ids/local-id.ts';
 import {
   createCustomField,
   getCustomField,
@@ -7,13 +8,13 @@ import {
 } from '../resolvers/custom-field.ts';
 import { resolveCustomFieldReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
-import { idNumbers } from '../resolvers/ids.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, customFieldList, oncePerEvent, oneWrite, reservationOfValue } from './cost.ts';
 import { internalOnly } from './federation.ts';
 import { AttendeeRef, CustomFieldRef, EventRef, isNode, ReservationRef, rawDescription } from './refs.ts';
+import { needs } from './scopes.ts';
 import { reservationFlags } from './selection.ts';
 
 // Keyed by the service's own number: other subgraphs know it, our opaque ids they do not.
@@ -58,6 +59,7 @@ builder.queryField('customFields', (t) =>
     description: 'Custom fields of one event, or without eventId every field of every event.',
     args: { eventId: t.arg.int({ required: false, description: 'Only the fields restricted to this event.' }) },
     ...costs(customFieldList),
+    ...needs('read'),
     resolve: (_root, args, ctx, info) => listCustomFields(scoped(ctx, info), args.eventId),
   }),
 );
@@ -92,6 +94,7 @@ builder.mutationField('createCustomField', (t) =>
       'whose outcome is unknown it is not repeated.',
     args: { input: t.arg({ type: CreateCustomFieldInput, required: true, description: 'The field.' }) },
     ...costs(oneWrite),
+    ...needs('write'),
     resolve: async (_root, args, ctx) => ({ customField: await createCustomField(ctx, args.input) }),
   }),
 );
@@ -153,6 +156,7 @@ builder.mutationField('setCustomFieldValue', (t) =>
       input: t.arg({ type: SetCustomFieldValueInput, required: true, description: 'The value and where it goes.' }),
     },
     ...costs(oneWrite),
+    ...needs('write'),
     resolve: (_root, args, ctx) => setCustomFieldValue(ctx, args.input),
   }),
 );

@@ -1,6 +1,7 @@
 import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql';
 import { recordsOf } from '../connections/paged-source.ts';
 import { MAX_WINDOW } from '../connections/window.ts';
+import { idNumbers } from '../ids/local-id.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { listCustomFields } from '../resolvers/custom-field.ts';
 import { resolveEventReference } from '../resolvers/entities.ts';
@@ -13,9 +14,8 @@ import {
   listPickup,
   listShoppingViewHotels,
 } from '../resolvers/event.ts';
+import type { ReservationFilter as ReservationFilterShape } from '../resolvers/filters.ts';
 import { listHotels } from '../resolvers/hotel.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import type { EventModel, ReservationFilter as ReservationFilterShape } from '../resolvers/models.ts';
 import { listAnswers, listQuestions } from '../resolvers/question.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import {
@@ -24,6 +24,7 @@ import {
   type ReservationFlags,
   reservationSource,
 } from '../resolvers/reservation.ts';
+import type { EventModel } from '../upstream/records.ts';
 import { builder } from './builder.ts';
 import {
   costs,
@@ -54,6 +55,7 @@ import {
   ShoppingViewHotelRef,
 } from './refs.ts';
 import { ReservationFilter } from './reservation.ts';
+import { needs } from './scopes.ts';
 import { flattenFields, reservationFlags, wantsPartnerview } from './selection.ts';
 import { streamsEdges } from './streamed-edges.ts';
 
@@ -288,6 +290,7 @@ builder.queryFields((t) => ({
     description: 'One event by its id; null when the event does not exist for this licensee.',
     args: { eventId: t.arg.int({ required: true, description: 'The service’s event identifier.' }) },
     ...costs(eventById),
+    ...needs('read'),
     resolve: (_root, args, ctx, info) => eventOf(ctx, args.eventId, info),
   }),
   events: t.field({
@@ -298,6 +301,7 @@ builder.queryFields((t) => ({
       'events: name the ones you want.',
     args: { eventIds: t.arg.intList({ required: true, description: 'Event identifiers (at most 100).' }) },
     ...costs(eventsByIds),
+    ...needs('read'),
     resolve: (_root, args, ctx, info) => listEvents(scoped(ctx, info), args.eventIds),
   }),
   groupCodeLink: t.string({
@@ -321,6 +325,7 @@ builder.queryFields((t) => ({
       }),
     },
     ...costs(oneCall),
+    ...needs('read'),
     resolve: (_root, args, ctx, info) => groupCodeLink(scoped(ctx, info), args),
   }),
   editReservationLink: t.string({
@@ -328,6 +333,7 @@ builder.queryFields((t) => ({
     description: 'Link to edit a reservation; null for an unknown reservation.',
     args: { reservationNumber: t.arg.int({ required: true, description: 'The reservation number.' }) },
     ...costs(oneCall),
+    ...needs('read'),
     resolve: (_root, args, ctx, info) => editReservationLink(scoped(ctx, info), args.reservationNumber),
   }),
 }));

@@ -6,13 +6,14 @@
 /**
  * The schema's `@link` to federation v2 and the directives the types use (what
  * `toSubGraphSchema` would write; subgraph.ts says why we do not call it). v2.9 for `@cost` and
- * `@listSize`, which router-cost.ts adds from each field's declared cost.
+ * `@listSize`, which router-cost.ts adds from each field's declared cost, and `@requiresScopes`
+ * (v2.5), which each root field declares (scopes.ts).
  */
 export const federationLink = {
   name: 'link',
   args: {
     url: 'https://specs.apollo.dev/federation/v2.9',
-    import: ['@key', '@shareable', '@inaccessible', '@tag', '@cost', '@listSize'],
+    import: ['@key', '@shareable', '@inaccessible', '@tag', '@requiresScopes', '@cost', '@listSize'],
   },
 };
 

@@ -1,10 +1,10 @@
+import { idNumbers, idPart, idTextParts } from '../ids/local-id.ts';
 import { getGroupCode } from '../resolvers/event.ts';
-import { idNumbers } from '../resolvers/ids.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, hotelOfEvent } from './cost.ts';
 import { internalOnly } from './federation.ts';
 import { hotelOf } from './hotel.ts';
-import { GroupCodeRef, HotelRef, idPart, idTextParts, isNode, rawDescription } from './refs.ts';
+import { GroupCodeRef, HotelRef, isNode, rawDescription } from './refs.ts';
 
 builder.node(GroupCodeRef, {
   description: 'A group code: access to a sub-block of special inventory at one hotel.',

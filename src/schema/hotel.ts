@@ -1,9 +1,9 @@
 import type { GraphQLResolveInfo } from 'graphql';
+import { idNumbers } from '../ids/local-id.ts';
 import type { GatewayContext } from '../resolvers/context.ts';
 import { resolveHotelReference } from '../resolvers/entities.ts';
+import type { HotelFilter as HotelFilterShape } from '../resolvers/filters.ts';
 import { getHotel, listHotels } from '../resolvers/hotel.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import type { HotelFilter as HotelFilterShape } from '../resolvers/models.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { HOTEL_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';

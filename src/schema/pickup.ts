@@ -1,6 +1,7 @@
 import { recordActualizedPickup } from '../resolvers/pickup.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, oneWrite } from './cost.ts';
+import { needs } from './scopes.ts';
 
 const ActualizedNightInput = builder.inputType('ActualizedNightInput', {
   description: 'Actual rooms picked up on one night.',
@@ -36,6 +37,7 @@ builder.mutationField('recordActualizedPickup', (t) =>
       'later record for a night replaces the earlier.',
     args: { input: t.arg({ type: RecordActualizedPickupInput, required: true, description: 'The numbers.' }) },
     ...costs(oneWrite),
+    ...needs('write'),
     resolve: (_root, args, ctx) => recordActualizedPickup(ctx, args.input),
   }),
 );

@@ -1,15 +1,16 @@
+import { idNumbers } from '../ids/local-id.ts';
 import { resolveQuestionReference } from '../resolvers/entities.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import type { QuestionModel } from '../resolvers/models.ts';
 import { getQuestion, listQuestions, saveEventQuestion } from '../resolvers/question.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
+import type { QuestionModel } from '../upstream/records.ts';
 import { QUESTION_TYPES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, defaultQuestionList, oncePerEvent, oneWrite, reservationOfEach } from './cost.ts';
 import { known, QuestionType } from './enums.ts';
 import { internalOnly } from './federation.ts';
 import { AttendeeAnswerRef, AttendeeRef, EventQuestionRef, isNode, ReservationRef, rawDescription } from './refs.ts';
+import { needs } from './scopes.ts';
 import { reservationFlags } from './selection.ts';
 
 const QuestionOption = builder.objectRef<{ value: string; label: string }>('QuestionOption').implement({
@@ -135,6 +136,7 @@ builder.queryField('defaultQuestions', (t) =>
     type: [EventQuestionRef],
     description: 'The licensee’s default questions, asked for all events.',
     ...costs(defaultQuestionList),
+    ...needs('read'),
     resolve: (_root, _args, ctx, info) => listQuestions(scoped(ctx, info), 0),
   }),
 );
@@ -180,6 +182,7 @@ builder.mutationField('saveEventQuestion', (t) =>
     description: 'Registers a question for an event, or a default one (eventId 0).',
     args: { input: t.arg({ type: SaveEventQuestionInput, required: true, description: 'The question.' }) },
     ...costs(oneWrite),
+    ...needs('write'),
     resolve: async (_root, args, ctx) => ({ question: await saveEventQuestion(ctx, args.input) }),
   }),
 );

@@ -8,6 +8,7 @@ import { changeFeed, costs, costsNothing } from './cost.ts';
 import { ReservationStatus, vocabularyEnum } from './enums.ts';
 import type { SameShape } from './input-shape.ts';
 import { ReservationRef } from './refs.ts';
+import { needs } from './scopes.ts';
 
 export const ReservationChangeKind = vocabularyEnum(
   'ReservationChangeKind',
@@ -82,6 +83,7 @@ builder.subscriptionField('reservationChanged', (t) =>
       filter: t.arg({ type: ReservationChangeFilter, description: 'Only changes of reservations matching this.' }),
     },
     ...costs(changeFeed),
+    ...needs('read'),
     subscribe: (_root, args, ctx) => subscribeReservationChanges(ctx, args),
     // A failure (unknown event, `since` in the future) is the stream's last event: a GraphQL error.
     resolve: (event, _args, ctx) => {

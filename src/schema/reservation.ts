@@ -1,11 +1,12 @@
+import { idNumbers } from '../ids/local-id.ts';
 import { getCustomField } from '../resolvers/custom-field.ts';
 import { resolveReservationReference } from '../resolvers/entities.ts';
 import { getEvent } from '../resolvers/event.ts';
-import { idNumbers } from '../resolvers/ids.ts';
-import type { HotelModel, ReservationFilter as ReservationFilterShape, ReservationModel } from '../resolvers/models.ts';
+import type { ReservationFilter as ReservationFilterShape } from '../resolvers/filters.ts';
 import { scoped } from '../resolvers/request-calls.ts';
 import { getReservation } from '../resolvers/reservation.ts';
 import { UpstreamResponseError } from '../upstream/errors.ts';
+import type { HotelModel, ReservationModel } from '../upstream/records.ts';
 import { RESERVATION_STATUSES, ROOM_STATUSES } from '../upstream/vocabulary.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, everyCustomField, hotelOfReservation, oncePerEvent } from './cost.ts';

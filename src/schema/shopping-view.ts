@@ -1,4 +1,4 @@
-import type { ShoppingViewHotelModel } from '../resolvers/models.ts';
+import type { ShoppingViewHotelModel } from '../upstream/records.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, hotelOfEvent } from './cost.ts';
 import { internalOnly } from './federation.ts';

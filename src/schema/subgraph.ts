@@ -13,6 +13,7 @@ import {
 import { checkRepresentations } from '../resolvers/entities.ts';
 import { costs, costsNothing, entityReferences } from './cost.ts';
 import { withRouterCosts } from './router-cost.ts';
+import { directivesOf, needs, needsACredential } from './scopes.ts';
 
 /**
  * The built schema (its federation directives and entities from @pothos/plugin-federation) with the
@@ -63,7 +64,8 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
             description: 'The references, in the order the answer keeps.',
           },
         },
-        ...costs(entityReferences),
+        // A reference reads what a query reads.
+        extensions: { ...costs(entityReferences).extensions, directives: directivesOf(needs('read')) },
         resolve: (root, args: { representations: unknown[] }, ctx, info) => {
           checkRepresentations(args.representations);
           return entitiesField.resolve!(root, args, ctx, info);
@@ -72,7 +74,8 @@ export function toSubgraphSchema(schema: GraphQLSchema): { schema: GraphQLSchema
       _service: {
         type: new GraphQLNonNull(service),
         description: 'This subgraph’s schema, for composition.',
-        ...costsNothing,
+        // The published schema: any credential will do (every request needs one: auth/plugin.ts), no scope.
+        extensions: { ...costsNothing.extensions, directives: directivesOf(needsACredential) },
         resolve: () => ({ sdl: sdl() }),
       },
       ...query.toConfig().fields,

@@ -1,41 +1,38 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
-import { GraphQLError } from 'graphql';
-import { CHANGE_KINDS, changesAmong, instantOf } from '../changes/change.ts';
-import { upstreamSource } from '../changes/upstream-source.ts';
-import { ErrorCode } from '../error-codes.ts';
-import type { GatewayContext } from '../resolvers/context.ts';
-import { getEvent } from '../resolvers/event.ts';
+import type { CHANGE_KINDS } from '../changes/change.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookBacklog,
+  getWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  pingWebhookEndpoint,
+  recoverWebhookEndpoint,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  setWebhookEndpointEnabled,
+  updateWebhookEndpoint,
+} from '../resolvers/webhook.ts';
 import type { Delivery, DeliveryAttempt } from '../webhooks/delivery-store.ts';
 import type { WebhookEndpoint as EndpointModel } from '../webhooks/endpoint-store.ts';
-import type {
-  ChangesSince,
-  EndpointInput,
-  UserError as UserErrorModel,
-  WebhookManagement,
+import {
+  type EndpointInput,
+  MAX_EVENTS_PER_ENDPOINT,
+  type UserError as UserErrorModel,
 } from '../webhooks/management.ts';
 import { builder } from './builder.ts';
 import { costs, costsNothing, type Rule } from './cost.ts';
 import { ReservationChangeKind } from './reservation-change.ts';
+import { needs } from './scopes.ts';
 
 /*
  * Webhook management (docs/webhooks.md): a client with the `webhooks:manage` scope registers and
- * manages its licensee's endpoints. Every field acts for the request's licensee only; what the
- * client got wrong is answered in `userErrors`, with nothing saved.
+ * manages its licensee's endpoints, and needs neither `read` nor `write` for it (each root field
+ * declares the scope; nothing else checks it). Every field acts for the request's licensee only
+ * (src/resolvers/webhook.ts); what the client got wrong is answered in `userErrors`, with nothing saved.
  */
 
-/** The webhook management of the request, once its scope is checked (every door reaches the resolvers). */
-function managing(ctx: GatewayContext): WebhookManagement {
-  if (!ctx.principal.scopes.has('webhooks:manage'))
-    throw new GraphQLError('This client may not manage webhooks: it lacks the "webhooks:manage" scope.', {
-      extensions: { code: ErrorCode.FORBIDDEN },
-    });
-  if (!ctx.webhooks)
-    throw new GraphQLError('Webhooks are not served by this gateway.', { extensions: { code: ErrorCode.FORBIDDEN } });
-  return ctx.webhooks;
-}
-
-const licenseeOf = (ctx: GatewayContext) => ctx.account.systemIdentifier;
-const eventCheck = (ctx: GatewayContext) => async (eventId: number) => (await getEvent(ctx, eventId)) !== null;
 const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
 
 /** Checking the events of an input costs one event read each (counted as one write at least, as every mutation). */
@@ -171,14 +168,14 @@ const WebhookEndpoint = builder.objectRef<EndpointModel>('WebhookEndpoint').impl
     pendingDeliveries: t.int({
       description: 'Deliveries waiting for it.',
       ...costsNothing,
-      resolve: async (e, _args, ctx) => (await managing(ctx).backlog(e)).pending,
+      resolve: async (e, _args, ctx) => (await getWebhookBacklog(ctx, e)).pending,
     }),
     oldestPendingAt: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'When the oldest delivery waiting for it was queued; null when none waits.',
       ...costsNothing,
-      resolve: async (e, _args, ctx) => iso((await managing(ctx).backlog(e)).oldestCreatedAt),
+      resolve: async (e, _args, ctx) => iso((await getWebhookBacklog(ctx, e)).oldestCreatedAt),
     }),
     deliveries: t.connection(
       {
@@ -189,10 +186,7 @@ const WebhookEndpoint = builder.objectRef<EndpointModel>('WebhookEndpoint').impl
         },
         ...costsNothing,
         resolve: async (e, args, ctx) => {
-          const all = await managing(ctx).deliveries(e, {
-            first: Number.MAX_SAFE_INTEGER,
-            ...(args.status ? { status: args.status } : {}),
-          });
+          const all = await listWebhookDeliveries(ctx, e, args.status);
           return { ...resolveArrayConnection({ args }, all), totalCount: all.length };
         },
       },
@@ -333,8 +327,9 @@ builder.queryField('webhookEndpoints', (t) =>
       type: WebhookEndpoint,
       description: 'The licensee’s webhook endpoints, oldest first (needs the `webhooks:manage` scope).',
       ...costsNothing,
+      ...needs('webhooks:manage'),
       resolve: async (_root, args, ctx) => {
-        const all = await managing(ctx).list(licenseeOf(ctx));
+        const all = await listWebhookEndpoints(ctx);
         return { ...resolveArrayConnection({ args }, all), totalCount: all.length };
       },
     },
@@ -350,7 +345,8 @@ builder.queryField('webhookEndpoint', (t) =>
     description: 'One of the licensee’s webhook endpoints; null for any other id (needs `webhooks:manage`).',
     args: { id: t.arg.id({ required: true, description: 'The endpoint’s id.' }) },
     ...costsNothing,
-    resolve: async (_root, args, ctx) => (await managing(ctx).get(licenseeOf(ctx), String(args.id))) ?? null,
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => getWebhookEndpoint(ctx, String(args.id)),
   }),
 );
 
@@ -368,8 +364,8 @@ builder.mutationField('createWebhookEndpoint', (t) =>
       'Registers a webhook endpoint for the licensee’s events; answers its signing secret once. Needs `webhooks:manage`.',
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: 'The endpoint.' }) },
     ...costs(eventChecks),
-    resolve: (_root, args, ctx) =>
-      managing(ctx).create(licenseeOf(ctx), inputOf(args.input), eventCheck(ctx), ctx.principal.client),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => createWebhookEndpoint(ctx, inputOf(args.input)),
   }),
 );
 
@@ -382,14 +378,8 @@ builder.mutationField('updateWebhookEndpoint', (t) =>
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'What changes.' }),
     },
     ...costs(eventChecks),
-    resolve: (_root, args, ctx) =>
-      managing(ctx).update(
-        licenseeOf(ctx),
-        String(args.id),
-        inputOf(args.input),
-        eventCheck(ctx),
-        ctx.principal.client,
-      ),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => updateWebhookEndpoint(ctx, String(args.id), inputOf(args.input)),
   }),
 );
 
@@ -399,7 +389,8 @@ builder.mutationField('deleteWebhookEndpoint', (t) =>
     description: 'Deletes a webhook endpoint of the licensee and its queued deliveries. Needs `webhooks:manage`.',
     args: { id: t.arg.id({ required: true, description: 'The endpoint’s id.' }) },
     ...costs(managementWrite),
-    resolve: (_root, args, ctx) => managing(ctx).delete(licenseeOf(ctx), String(args.id), ctx.principal.client),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => deleteWebhookEndpoint(ctx, String(args.id)),
   }),
 );
 
@@ -415,8 +406,8 @@ for (const [name, enabled] of [
         : 'Disables a webhook endpoint: nothing is sent to it, its deliveries wait. Needs `webhooks:manage`.',
       args: { id: t.arg.id({ required: true, description: 'The endpoint’s id.' }) },
       ...costs(managementWrite),
-      resolve: (_root, args, ctx) =>
-        managing(ctx).setEnabled(licenseeOf(ctx), String(args.id), enabled, ctx.principal.client),
+      ...needs('webhooks:manage'),
+      resolve: (_root, args, ctx) => setWebhookEndpointEnabled(ctx, String(args.id), enabled),
     }),
   );
 
@@ -434,13 +425,8 @@ builder.mutationField('rotateWebhookSecret', (t) =>
       }),
     },
     ...costs(managementWrite),
-    resolve: (_root, args, ctx) =>
-      managing(ctx).rotate(
-        licenseeOf(ctx),
-        String(args.id),
-        args.previousSecretValidFor ?? 86_400,
-        ctx.principal.client,
-      ),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => rotateWebhookSecret(ctx, String(args.id), args.previousSecretValidFor ?? 86_400),
   }),
 );
 
@@ -450,7 +436,8 @@ builder.mutationField('pingWebhookEndpoint', (t) =>
     description: 'Sends a signed `webhook.test` to a webhook endpoint of the licensee. Needs `webhooks:manage`.',
     args: { id: t.arg.id({ required: true, description: 'The endpoint’s id.' }) },
     ...costs(managementWrite),
-    resolve: (_root, args, ctx) => managing(ctx).ping(licenseeOf(ctx), String(args.id), ctx.principal.client),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => pingWebhookEndpoint(ctx, String(args.id)),
   }),
 );
 
@@ -461,25 +448,24 @@ builder.mutationField('redeliverWebhook', (t) =>
       'Queues a delivery again, with the same body and `webhook-id` (a failed one, after the receiver is fixed). Needs `webhooks:manage`.',
     args: { deliveryId: t.arg.id({ required: true, description: 'The delivery’s id.' }) },
     ...costs(managementWrite),
-    resolve: (_root, args, ctx) =>
-      managing(ctx).redeliver(licenseeOf(ctx), String(args.deliveryId), ctx.principal.client),
+    ...needs('webhooks:manage'),
+    resolve: (_root, args, ctx) => redeliverWebhook(ctx, String(args.deliveryId)),
   }),
 );
 
-/** The changes of one of the request licensee's events since an instant, read as a feed reads them (background priority, within the licensee's budget). */
-const changesSince =
-  (ctx: GatewayContext): ChangesSince =>
-  async (eventId, since) =>
-    changesAmong(
-      await upstreamSource(ctx.upstream, ctx.account, eventId, { priority: 'background' }).read(
-        new Date(since).toISOString(),
-      ),
-      new Map(),
-      since,
-    );
-
-/** A recovery reads each of the endpoint's events once (at least one call, as every mutation). */
-const recoverReads: Rule = () => ({ calls: 1 });
+/**
+ * A recovery reads, in each event it recovers, the pages of what changed since `since`: the events
+ * named in `eventIds`, else every event of the endpoint, counted as the most an endpoint may have.
+ * Each event's first page is counted; an event with more than a page of changes reads the rest at
+ * background priority, behind every interactive call, as a subscription's replay does (changeFeed).
+ * One call at least, as every mutation.
+ */
+const recoverReads: Rule = (_scope, args) => {
+  const events = Array.isArray(args.eventIds) ? new Set(args.eventIds).size : MAX_EVENTS_PER_ENDPOINT;
+  return { calls: Math.max(1, Math.min(events, MAX_EVENTS_PER_ENDPOINT) * RECOVERED_PAGES_PER_EVENT) };
+};
+/** The pages of one event's changes a recovery is counted for (recoverReads says why one). */
+const RECOVERED_PAGES_PER_EVENT = 1;
 
 const RecoverWebhookEndpointPayload = builder
   .objectRef<EndpointOutcome & { queued?: number }>('RecoverWebhookEndpointPayload')
@@ -516,7 +502,8 @@ builder.mutationField('recoverWebhookEndpoint', (t) =>
       'Recovers a webhook endpoint after its receiver was down: enables it, sends again the deliveries ' +
       'that failed since `since` (same body and `webhook-id`), and sends the current state of each ' +
       'reservation of its events modified since `since` that it has not had (changes made while it was ' +
-      'disabled). Nothing it received is sent again. Needs `webhooks:manage`.',
+      'disabled). Nothing it received is sent again. Its cost is a page of changes per event it reads: ' +
+      'recover an endpoint of many events in parts with `eventIds`. Needs `webhooks:manage`.',
     args: {
       id: t.arg.id({ required: true, description: 'The endpoint’s id.' }),
       since: t.arg({
@@ -525,17 +512,14 @@ builder.mutationField('recoverWebhookEndpoint', (t) =>
         description:
           'Recover from this instant, on the service’s clock like a `modifiedAt` received (at most 30 days ago): for example when the receiver went down.',
       }),
+      eventIds: t.arg.intList({
+        description:
+          'Only these of its events are read (failed deliveries are sent again whatever their event); all of them when left out.',
+      }),
     },
     ...costs(recoverReads),
+    ...needs('webhooks:manage'),
     resolve: (_root, args, ctx) =>
-      managing(ctx).recover(
-        licenseeOf(ctx),
-        String(args.id),
-        instantOf(args.since),
-        changesSince(ctx),
-        ctx.principal.client,
-        // The service's clock, when ahead of ours: `since` is in its time.
-        Math.max(Date.now(), ctx.upstream.serviceNow()),
-      ),
+      recoverWebhookEndpoint(ctx, { id: String(args.id), since: args.since, eventIds: args.eventIds }),
   }),
 );

@@ -152,16 +152,6 @@ function offsetOf(text: string): string {
   return m[1]!;
 }
 
-/** Whether a zone name is a time zone Temporal knows. */
-export function isTimeZone(zone: string): boolean {
-  try {
-    Temporal.Now.zonedDateTimeISO(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A country name reduced to what tells countries apart: no case, accents, punctuation or "the",
  * so "Bolivia (Plurinational State of)" and "Bolivia, Plurinational State of" are one name.

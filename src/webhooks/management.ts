@@ -7,7 +7,7 @@ import type { EndpointStore, WebhookEndpoint } from './endpoint-store.ts';
 import { newSecret } from './signature.ts';
 
 /**
- * What the management API does, without GraphQL (src/schema/webhook.ts calls it): every
+ * What the management API does, without GraphQL (src/resolvers/webhook.ts calls it): every
  * operation names the licensee it acts for, and an endpoint or delivery of another licensee is
  * answered as not found. What the client got wrong is a user error (the field, and what to do),
  * decided before anything is saved or sent.
@@ -216,6 +216,8 @@ export class WebhookManagement {
    * the current state of each reservation of its events modified since `since` that it has not
    * already had (changes made while it was disabled were never queued for it). Nothing the
    * endpoint received is sent again. The reads come first: when one fails, nothing is changed.
+   * With `eventIds`, only those of its events are read: a recovery in parts, each within an
+   * operation's cost limit (the failed deliveries go with the first part; later parts find them queued).
    */
   async recover(
     licenseeId: string,
@@ -225,6 +227,8 @@ export class WebhookManagement {
     client: string,
     /** Now, on the later of our clock and the service's. */
     now = Date.now(),
+    /** Only these of its events (all of them when absent). */
+    eventIds?: readonly number[] | null,
   ): Promise<Outcome<{ endpoint?: WebhookEndpoint; queued?: number }>> {
     const endpoint = await this.deps.endpoints.get(licenseeId, id);
     if (!endpoint) return { userErrors: [NOT_FOUND] };
@@ -235,8 +239,22 @@ export class WebhookManagement {
           { field: ['since'], message: `Give an instant in the past, at most ${MAX_RECOVER_DAYS} days ago.` },
         ],
       };
+    const notItsOwn = eventIds?.filter((eventId) => !endpoint.eventIds.includes(eventId)) ?? [];
+    if (eventIds?.length === 0 || notItsOwn.length > 0)
+      return {
+        userErrors: [
+          {
+            field: ['eventIds'],
+            message:
+              notItsOwn.length > 0
+                ? `Not events of this endpoint: ${notItsOwn.join(', ')}. Name some of its events, or leave eventIds out for all.`
+                : 'Name at least one of its events, or leave eventIds out for all.',
+          },
+        ],
+      };
     const replay: ReservationChange[] = [];
-    for (const eventId of endpoint.eventIds) replay.push(...(await changesSince(eventId, since)));
+    for (const eventId of eventIds ? [...new Set(eventIds)] : endpoint.eventIds)
+      replay.push(...(await changesSince(eventId, since)));
     // Failed since then, oldest first, once per message, unless it was delivered (or is queued) since.
     const kept = (await this.deps.queue.list(id, { first: KEPT_PER_ENDPOINT })).reverse();
     const settledOrQueued = new Set(kept.filter((d) => d.status !== 'FAILED').map((d) => d.messageId));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChangeKind, ReservationChange } from '../changes/change.ts';
-import { encodeLicenseeGlobalId } from '../schema/global-id.ts';
+import { encodeLicenseeGlobalId } from '../ids/global-id.ts';
 import { readOrNull } from '../upstream/record-view.ts';
 import { RESERVATION_STATUSES } from '../upstream/vocabulary.ts';
 

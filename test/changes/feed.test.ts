@@ -3,9 +3,9 @@ import { changeKind, changesAmong, contentHash, type SeenRecord } from '../../sr
 import { ChangeFeed, type FeedSource, STRETCH_FACTOR } from '../../src/changes/feed.ts';
 import { baselineRetryMs } from '../../src/changes/gateway-feeds.ts';
 import { upstreamSource } from '../../src/changes/upstream-source.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
 import { BadInputError, NotFoundError, RateLimitedError, UpstreamUnavailableError } from '../../src/upstream/errors.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 import { until } from '../helpers/subscriptions.ts';
 
 /** A reservation as the upstream layer decodes it; `raw` is what the hash reads. */

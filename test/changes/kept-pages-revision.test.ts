@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
 import { reviseKeptPages } from '../../src/changes/kept-pages.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
 import { DROPPED } from '../../src/upstream/cache.ts';
 import { KeptPage } from '../../src/upstream/kept-page.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 
 /*
  * Which kept page a change a feed read can be placed on with certainty (issue 37): the service pages

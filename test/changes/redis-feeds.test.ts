@@ -4,8 +4,8 @@ import { ChangeFeed, type FeedSource } from '../../src/changes/feed.ts';
 import { RedisFeedRegistry } from '../../src/changes/redis-registry.ts';
 import { type FeedMembership, NO_FOOTPRINT } from '../../src/changes/registry.ts';
 import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
 import type { UpstreamAccount } from '../../src/upstream/account.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 import { pause, until } from '../helpers/subscriptions.ts';
 

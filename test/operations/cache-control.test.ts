@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_TTLS } from '../../src/operations/response-cache/ttls.ts';
+import { DEFAULT_TTLS } from '../../src/config/response-cache-ttls.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/environment.ts';
-import { DEFAULT_TTLS } from '../../src/operations/response-cache/ttls.ts';
+import { DEFAULT_TTLS } from '../../src/config/response-cache-ttls.ts';
 import { CHANGED_BY_MUTATION } from '../../src/operations/response-cache/writes.ts';
 import { schema } from '../../src/schema/index.ts';
 import { CLIENT_KEYS, licenseesEnv } from '../auth/licensees-fixture.ts';

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
+import { encodeLicenseeGlobalId } from '../../src/ids/global-id.ts';
+import { idPart, idTextParts } from '../../src/ids/local-id.ts';
 import { maskError } from '../../src/operations/mask-error.ts';
 import { useWriteApplied } from '../../src/operations/write-applied.ts';
-import { encodeLicenseeGlobalId } from '../../src/schema/global-id.ts';
-import { idPart, idTextParts } from '../../src/schema/refs.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { listen, type StreamResult, subscribeSse, subscribeWs, wsClient } from '../helpers/subscriptions.ts';
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChangeKind, ReservationChange } from '../../src/changes/change.ts';
 import { AddressPolicy, AddressRefusedError } from '../../src/deliveries/address-policy.ts';
 import { OutboundError } from '../../src/deliveries/outbound.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 import { DISABLE_AFTER_MS, type Send, WebhookDeliveries } from '../../src/webhooks/deliveries.ts';
 import { MemoryDeliveryStore } from '../../src/webhooks/delivery-store.ts';
 import { MemoryEndpointStore, type WebhookEndpoint } from '../../src/webhooks/endpoint-store.ts';

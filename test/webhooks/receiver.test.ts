@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
 import { AddressPolicy } from '../../src/deliveries/address-policy.ts';
 import { OutboundClient } from '../../src/deliveries/outbound.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 import { WebhookDeliveries } from '../../src/webhooks/deliveries.ts';
 import { MemoryDeliveryStore } from '../../src/webhooks/delivery-store.ts';
 import { MemoryEndpointStore, type WebhookEndpoint } from '../../src/webhooks/endpoint-store.ts';

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ReservationChange } from '../../src/changes/change.ts';
-import type { ReservationModel } from '../../src/resolvers/models.ts';
-import { decodeLicenseeGlobalId } from '../../src/schema/global-id.ts';
+import { decodeLicenseeGlobalId } from '../../src/ids/global-id.ts';
+import type { ReservationModel } from '../../src/upstream/records.ts';
 import { messageId, reservationMessage, testMessage } from '../../src/webhooks/message.ts';
 import { newSecret, sign, signedHeaders } from '../../src/webhooks/signature.ts';
 import { verifies } from './standard-webhooks.ts';

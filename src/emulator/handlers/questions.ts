@@ -1,6 +1,7 @@
 import { formatAnswer, questionJson } from '../format.ts';
 import { invalid, ServiceError } from '../params.ts';
-import { type HandlerContext, page, pageCount, RawJson, type Route, V101_UP } from '../route.ts';
+import { RawJson } from '../raw-json.ts';
+import { type HandlerContext, page, pageCount, type Route, V101_UP } from '../route.ts';
 import { questionKey } from '../store.ts';
 import { requireEvent } from './events.ts';
 

@@ -1,7 +1,8 @@
 import { type DetailFlags, formatReservation } from '../format.ts';
 import { RESERVATION_STATUSES, type ReservationRecord, ROOM_STATUSES } from '../model.ts';
 import { invalid, notFound, type ParamSpecs, type ValuesOf } from '../params.ts';
-import { type HandlerContext, LINKS, page, pageCount, RawJson, type Route, V101_UP } from '../route.ts';
+import { RawJson } from '../raw-json.ts';
+import { type HandlerContext, LINKS, page, pageCount, type Route, V101_UP } from '../route.ts';
 import { requireEvent } from './events.ts';
 
 const filterSpecs = {

@@ -2,17 +2,17 @@ import { createHash } from 'node:crypto';
 import { type Cache, useResponseCache } from '@envelop/response-cache';
 import { type DocumentNode, getOperationAST, print } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { type CachedType, FALLBACK_TTL } from '../../config/response-cache-ttls.ts';
 import type { GatewayContext } from '../../resolvers/context.ts';
 import { rootFields } from '../../schema/selection.ts';
 import { isLarge } from '../bulkhead.ts';
 import { defersOrStreams } from '../incremental.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
-import { type CachedType, FALLBACK_TTL } from './ttls.ts';
 import { CHANGED_BY_MUTATION } from './writes.ts';
 
 /**
  * The response cache (docs/architecture.md, "Response cache"): whole answers kept per licensee and
- * client scopes, for the lifetime of the shortest-lived type they hold (ttls.ts), dropped by our
+ * client scopes, for the lifetime of the shortest-lived type they hold (config/response-cache-ttls.ts), dropped by our
  * own mutations (writes.ts).
  *
  * Built on @envelop/response-cache rather than Yoga's wrapper of it: the wrapper serves a hit

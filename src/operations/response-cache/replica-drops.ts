@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { CachedType } from '../../config/response-cache-ttls.ts';
 import type { RedisConnection } from '../../redis/connection.ts';
-import type { CachedType } from './ttls.ts';
 
 /**
  * The response cache's drops across replicas: each replica keeps its own answers, and a mutation

@@ -1,4 +1,4 @@
-import type { CachedType } from './ttls.ts';
+import type { CachedType } from '../../config/response-cache-ttls.ts';
 
 /**
  * What each mutation may change, as the types of the cached answers to drop once it ran. Dropping

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { getOperationAST, parse, validate } from 'graphql';
 import { RESERVATIONS_SUBGRAPH } from '../../../examples/federation/subgraph-names.ts';
+import { withoutScopes } from '../../../examples/federation/without-scopes.ts';
 
 /** What the data sources see of the client's request: its Authorization header, forwarded to our subgraph only. */
 interface ClientContext {
@@ -27,7 +28,8 @@ async function body(
  */
 export async function startApolloGateway(supergraphSdl: string): Promise<{ url: string; close(): Promise<void> }> {
   const gateway = new ApolloGateway({
-    supergraphSdl,
+    // It refuses a supergraph with @requiresScopes, which it cannot enforce; our subgraph checks them.
+    supergraphSdl: withoutScopes(supergraphSdl),
     logger: quiet,
     buildService: ({ name, url }) =>
       new RemoteGraphQLDataSource<ClientContext>({

@@ -1,7 +1,8 @@
 /**
  * How long the response cache keeps an answer, by the types it contains (docs/settings.md, "Caching"):
- * the shortest lifetime among the types of an answer is the answer's. Read by
- * config/environment.ts (RESPONSE_CACHE_TTLS), so this module imports nothing.
+ * the shortest lifetime among the types of an answer is the answer's. A setting's defaults and
+ * its reading (RESPONSE_CACHE_TTLS, config/environment.ts), so it lives with the settings; the
+ * response cache (operations/response-cache/) imports it from here.
  */
 
 const MINUTE = 60_000;

@@ -1,7 +1,4 @@
-import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
-import { type GraphQLResolveInfo, isObjectType } from 'graphql';
-
-/** A global id as the relay plugin hands it to `node` and `nodes`. */
+/** A global id as the relay plugin hands it to `node` and `nodes` (schema/builder.ts). */
 export interface DecodedGlobalId {
   typename: string;
   id: string;
@@ -25,6 +22,11 @@ const NOTHING: DecodedGlobalId = { typename: '', id: '' };
  *
  * Ids made before the binding (`Type:local`, no licensee) are refused like another licensee's:
  * they cannot say whose they are, and every id has been re-issued by any query since.
+ *
+ * The schema's `node`/`nodes` and the webhooks' messages both write these ids, so they live below
+ * both and import no GraphQL. The base64 is `@pothos/plugin-relay`'s `encodeGlobalID` and
+ * `decodeGlobalID` on Node (Buffer, UTF-8), written out here so the webhooks need not load Pothos;
+ * test/ids/global-id.test.ts holds the two to the same output.
  */
 
 /** The global id of a record of `typename` for the licensee `licenseeId`. */
@@ -34,6 +36,23 @@ export function encodeLicenseeGlobalId(
   licenseeId: string,
 ): string {
   return encodeGlobalID(typename, `${localId}@${licenseeId}`);
+}
+
+/** Base64 of `Type:id`, as Pothos' `encodeGlobalID` writes it. */
+function encodeGlobalID(typename: string, id: string): string {
+  return Buffer.from(`${typename}:${id}`).toString('base64');
+}
+
+const BASE64 = /^(?:[\d+/A-Za-z]{4})*(?:[\d+/A-Za-z]{2}==|[\d+/A-Za-z]{3}=)?$/;
+const TYPENAME = /^[A-Z_a-z]\w*$/;
+
+/** The type and id of base64 `Type:id`, as Pothos' `decodeGlobalID` reads it; throws on anything else. */
+function decodeGlobalID(globalID: string): DecodedGlobalId {
+  if (!BASE64.test(globalID)) throw new Error('not base64');
+  const [typename, ...rest] = Buffer.from(globalID, 'base64').toString().split(':');
+  const id = rest.join(':');
+  if (!typename || !rest[0] || !TYPENAME.test(typename)) throw new Error('not a global id');
+  return { typename, id };
 }
 
 /**
@@ -61,10 +80,4 @@ export function decodeLicenseeGlobalId(globalID: string, licenseeId: string): De
 function asBase64(id: string): string {
   const text = id.replaceAll('-', '+').replaceAll('_', '/');
   return text.includes('=') ? text : text.padEnd(Math.ceil(text.length / 4) * 4, '=');
-}
-
-/** Whether a decoded id names a type that implements Node (not garbage, not `Query`, not an unknown type). */
-export function namesNode(info: GraphQLResolveInfo, id: DecodedGlobalId): boolean {
-  const type = id.typename ? info.schema.getType(id.typename) : undefined;
-  return isObjectType(type) && type.getInterfaces().some((i) => i.name === 'Node');
 }
