@@ -20,7 +20,7 @@ import { newestSourceMtime, STAMP_FILE } from './staleness.mjs';
  * imports only on use (Redis, the emulator, graphql-jit) as chunks beside it. A process that
  * loads some 1,600 files keeps each one's source text in its heap; the bundle's is a fraction of
  * theirs, and packages' modules that nothing imports are left out: 77 MiB of RSS at ready instead of
- * 98–102 (docs/benchmarks.md). Identifiers are not minified, so stack traces keep their function
+ * 98–102 (docs/decisions/0001-bundle.md). Identifiers are not minified, so stack traces keep their function
  * names; where two modules' top-level names clash, esbuild suffixes one (cockatiel's
  * `BrokenCircuitError2`, prom-client's `Counter3`), which a logged error's `type` then shows.
  * esbuild's `keepNames` would restore those few and cost 7 MiB of RSS at ready (84 against 77).

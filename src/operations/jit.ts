@@ -13,7 +13,7 @@ import { defersOrStreams } from './incremental.ts';
 /**
  * Execution compiled once per document by graphql-jit instead of interpreted field by field: a
  * page of 1000 reservations costs about a quarter of the CPU and half the peak memory
- * (docs/benchmarks.md). GRAPHQL_JIT=off goes back to graphql-js.
+ * (docs/decisions/0002-jit.md). GRAPHQL_JIT=off goes back to graphql-js.
  */
 export function useCompiledExecution(): Plugin[] {
   // Subscriptions stay on graphql-js: graphql-jit's subscribe coerces the already coerced variables

@@ -68,7 +68,7 @@ builder.scalarType('Date', {
 
 /**
  * Written here rather than taken from graphql-scalars: that package is loaded whole for this one
- * scalar (3.4 MiB of heap at start, docs/benchmarks.md, "Idle memory"). Any JSON value, as is.
+ * scalar (3.4 MiB of heap at start, docs/benchmarks.md, "Start and idle memory"). Any JSON value, as is.
  */
 function jsonLiteral(ast: ValueNode, variables?: { readonly [name: string]: unknown } | null): unknown {
   switch (ast.kind) {

@@ -4,7 +4,7 @@
  * 1.2 MiB parsed and 2.5 MiB once a query has read its records' contact, rooms and guests (views and
  * the values they converted); held decoded for the page's lifetime and as a stale copy, 26 such
  * pages were most of the heap under S4b, and V8 grows the heap with what it holds
- * (docs/benchmarks.md, "Memory that follows the answer"). The bytes are a Buffer, outside V8's heap.
+ * (docs/benchmarks.md, "What holds memory under S4b"). The bytes are a Buffer, outside V8's heap.
  *
  * The decoded form is held weakly: every window reading the page holds it, so windows running at
  * once share one decoded page (and what its views converted); once none does, V8 may collect it,
