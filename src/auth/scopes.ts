@@ -1,5 +1,6 @@
 import { useGenericAuth, type ValidateUserFn } from '@envelop/generic-auth';
 import {
+  BREAK,
   type DefinitionNode,
   type DocumentNode,
   type ExecutionResult,
@@ -27,68 +28,106 @@ import type { Principal } from './principal.ts';
  * `principal` (GatewayContext), where generic-auth finds it again when it checks.
  */
 export function useScopes(principalOf: (context: unknown) => Principal): Plugin {
-  const parsed = new WeakMap<object, DocumentNode>();
-  // generic-auth checks every operation of the document, and hands on a copy of it: it sees the
-  // operation that runs alone, and the plugins after it the parsed document again, whose identity
-  // keys their caches (cost estimate, compiled execution, response cache).
-  const showOperationAlone = ({ args }: { args: HeldArgs }) => {
-    parsed.set(args, args.document);
-    args.document = operationAlone(args.document, args.operationName);
-  };
-  const giveParsedBack = ({ args }: { args: HeldArgs }) => {
-    const document = parsed.get(args);
-    if (document) args.document = document;
-  };
-  // One error per scope lacking, located at every field that needs it: what to ask for, said once.
-  const oneErrorPerScope = ({
-    result,
-    setResult,
-  }: {
-    result: unknown;
-    setResult: (result: ExecutionResult) => void;
-  }) => {
-    const errors = (result as ExecutionResult).errors;
-    if (errors?.length && errors.every((error) => refusals.has(error)))
-      setResult({ ...(result as ExecutionResult), errors: mergedByMessage(errors) });
+  // generic-auth's check is a validation pass over the whole document, with the schema's type
+  // information, on every operation (and it copies the context to set itself up). Its verdict
+  // depends on the document, the operation, the client's scopes and, through @skip and @include,
+  // the variables: an operation let through once is let through again without the pass while
+  // those are the same (a refusal is checked each time).
+  const auth = useGenericAuth<Principal, Record<string, unknown>, 'principal'>({
+    mode: 'protect-granular',
+    contextFieldName: 'principal',
+    resolveUserFn: principalOf,
+    extractScopes: (principal) => [...principal.scopes],
+    validateUser: refuseMissingScopes,
+  }) as Plugin;
+  const checks: Plugin[] = [];
+  auth.onPluginInit?.({ addPlugin: (plugin: Plugin) => void checks.push(plugin) } as never);
+  const [validation] = checks as [Plugin];
+  /** Each document's operations let through, as `operation name \0 scopes`. */
+  const letThrough = new WeakMap<DocumentNode, Set<string>>();
+  const check = (payload: CheckPayload, hook: 'onExecute' | 'onSubscribe') => {
+    const { args } = payload;
+    const parsed = args.document;
+    const key = `${args.operationName ?? ''}\0${scopesKey(principalOf(args.contextValue))}`;
+    if (letThrough.get(parsed)?.has(key)) return undefined;
+    // As generic-auth sets its check up when the context is built, now that it is needed.
+    validation.onContextBuilding?.({
+      context: args.contextValue,
+      extendContext: (extension: object) => Object.assign(args.contextValue as object, extension),
+    } as never);
+    // generic-auth checks every operation of the document: it is shown the one that runs alone.
+    args.document = operationAlone(parsed, args.operationName);
+    let refused = false;
+    (validation[hook] as (payload: unknown) => void)({
+      ...payload,
+      setResultAndStopExecution: (result: ExecutionResult) => {
+        refused = true;
+        payload.setResultAndStopExecution(result);
+      },
+    });
+    // It hands on a copy of the document: the plugins after it get the parsed one, whose identity
+    // keys their caches (cost estimate, compiled execution, response cache).
+    args.document = parsed;
+    if (!refused && !dependsOnVariables(parsed)) {
+      const known = letThrough.get(parsed) ?? new Set();
+      known.add(key);
+      letThrough.set(parsed, known);
+    }
+    return refused ? { oneErrorPerScope } : undefined;
   };
   return {
-    onPluginInit({ addPlugin }) {
-      addPlugin(
-        useGenericAuth<Principal, Record<string, unknown>, 'principal'>({
-          mode: 'protect-granular',
-          contextFieldName: 'principal',
-          resolveUserFn: principalOf,
-          extractScopes: (principal) => [...principal.scopes],
-          validateUser: refuseMissingScopes,
-        }) as Plugin,
-      );
-      addPlugin({ onExecute: giveParsedBack, onSubscribe: giveParsedBack });
-    },
+    onSchemaChange: (payload) => validation.onSchemaChange?.(payload),
     onExecute: (payload) => {
-      showOperationAlone(payload);
-      // Refused by generic-auth, the plugin above never ran: the hooks after execution see the parsed document too.
-      return {
-        onExecuteDone: (done) => {
-          giveParsedBack(payload);
-          if (!isAsyncIterable(done.result)) oneErrorPerScope(done);
-        },
-      };
+      const refused = check(payload as unknown as CheckPayload, 'onExecute');
+      return refused && { onExecuteDone: refused.oneErrorPerScope };
     },
     onSubscribe: (payload) => {
-      showOperationAlone(payload);
-      return {
-        onSubscribeResult: (done) => {
-          giveParsedBack(payload);
-          if (!isAsyncIterable(done.result)) oneErrorPerScope(done);
-        },
-      };
+      const refused = check(payload as unknown as CheckPayload, 'onSubscribe');
+      return refused && { onSubscribeResult: refused.oneErrorPerScope };
     },
   };
 }
 
-interface HeldArgs {
-  document: DocumentNode;
-  operationName?: string | null | undefined;
+interface CheckPayload {
+  args: { document: DocumentNode; operationName?: string | null; contextValue: unknown };
+  setResultAndStopExecution(result: ExecutionResult): void;
+}
+
+/** One error per scope lacking, located at every field that needs it: what to ask for, said once. */
+function oneErrorPerScope({ result, setResult }: { result: unknown; setResult: (result: ExecutionResult) => void }) {
+  if (isAsyncIterable(result)) return;
+  const errors = (result as ExecutionResult).errors;
+  if (errors?.length && errors.every((error) => refusals.has(error)))
+    setResult({ ...(result as ExecutionResult), errors: mergedByMessage(errors) });
+}
+
+/** A principal's scopes as one key, what generic-auth's verdict depends on of the client. */
+const scopeKeys = new WeakMap<Principal, string>();
+function scopesKey(principal: Principal | undefined): string {
+  if (!principal) return '';
+  let key = scopeKeys.get(principal);
+  if (key === undefined) scopeKeys.set(principal, (key = [...principal.scopes].sort().join(' ')));
+  return key;
+}
+
+/** Whether a document holds @skip or @include, whose variables decide which fields generic-auth checks. */
+const conditional = new WeakMap<DocumentNode, boolean>();
+function dependsOnVariables(document: DocumentNode): boolean {
+  let known = conditional.get(document);
+  if (known === undefined) {
+    known = false;
+    visit(document, {
+      Directive(node) {
+        if (node.name.value === 'skip' || node.name.value === 'include') {
+          known = true;
+          return BREAK;
+        }
+        return undefined;
+      },
+    });
+    conditional.set(document, known);
+  }
+  return known;
 }
 
 /** The errors refuseMissingScopes made: a result of these alone is a refusal of ours. */

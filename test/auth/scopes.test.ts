@@ -121,6 +121,23 @@ describe('scopes declared on the root fields', () => {
     );
   });
 
+  it('lets an operation through again without its check only for the same scopes, and checks @skip/@include per variables', async () => {
+    // The same document (one parsed object, Yoga's cache) for a client with the scope, then without it.
+    expect(await asked(ENDPOINTS, 'reader-hooks')).toMatchObject({ status: 200 });
+    expect(await asked(ENDPOINTS, 'reader-hooks')).toMatchObject({ status: 200 });
+    expect(await asked(ENDPOINTS, 'reader')).toEqual({
+      status: 403,
+      refused: [lacks('webhooks:manage', 'manage webhooks')],
+    });
+    const conditional =
+      'query C($hooks: Boolean!) { event(eventId: 5001) { eventId } webhookEndpoints @include(if: $hooks) { totalCount } }';
+    expect((await t.exec(conditional, { hooks: false }, as('reader'))).errors).toBeUndefined();
+    t.clearLog();
+    const refused = await t.exec(conditional, { hooks: true }, as('reader'));
+    expect(refused.errors?.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
+    expect(t.calls()).toEqual([]);
+  });
+
   it('answers one error per scope lacking, at every field that needs it', async () => {
     const answer = await t.exec(
       '{ a: event(eventId: 5001) { eventId } b: events(eventIds: [5002]) { eventId } webhookEndpoints { totalCount } }',
