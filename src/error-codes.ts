@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   RATE_LIMITED: 'the licensee’s upstream budget could not serve the call in time (extensions.retryAfterSeconds)',
   OVERLOADED:
     'the gateway holds as many large operations as its memory bound allows; this one waited its turn too long (extensions.retryAfterSeconds)',
+  IDEMPOTENT_REQUEST_IN_PROGRESS:
+    'an operation with the same Idempotency-Key is still running, and this repeat waited for its answer too long (HTTP 409, extensions.retryAfterSeconds)',
   QUERY_TOO_COSTLY: 'the operation could make more upstream calls than one operation may; nothing was sent',
   UPSTREAM_UNAVAILABLE: 'the service could not be reached: network, timeout, 5xx, open circuit',
   UPSTREAM_ERROR: 'the service answered in a way the gateway cannot use, or refused the gateway’s credentials',
