@@ -4,7 +4,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { authenticatorFor } from './auth/authenticator.ts';
+import { Credentials } from './auth/authenticator.ts';
 import { useCredentialExpiry } from './auth/credential-expiry.ts';
 import type { KeySetTiming } from './auth/jwt.ts';
 import { RequestPrincipals, useAuthentication } from './auth/plugin.ts';
@@ -13,7 +13,8 @@ import { routerSignature } from './auth/router-signature.ts';
 import { useScopes } from './auth/scopes.ts';
 import { createFeedRegistry, leaseMsFor } from './changes/gateway-feeds.ts';
 import type { FeedRegistry } from './changes/registry.ts';
-import { type Config, isLoopback } from './config/environment.ts';
+import { type Config, ConfigError, isLoopback, loadConfig, type ReloadableFile } from './config/environment.ts';
+import type { Licensee } from './config/licensees.ts';
 import { MemoryCallbackStore, RedisCallbackStore } from './deliveries/callback-store.ts';
 import { CallbackDeliveries } from './deliveries/callbacks.ts';
 import { OutboundClient } from './deliveries/outbound.ts';
@@ -40,6 +41,7 @@ import { createTracing } from './observability/tracing.ts';
 import { automaticPersistedQueries, MemoryPersistedQueryStore } from './operations/automatic-persisted-queries.ts';
 import { useBatchLimits } from './operations/batching.ts';
 import { useLargeResultBulkhead } from './operations/bulkhead.ts';
+import { idempotencyStore, useIdempotency } from './operations/idempotency.ts';
 import { useCompiledExecution } from './operations/jit.ts';
 import { maskError } from './operations/mask-error.ts';
 import { OperationRecords, useOperationRecords, useOperationResults } from './operations/operation-record.ts';
@@ -81,6 +83,12 @@ export interface Gateway {
   webhooks: GatewayWebhooks;
   /** Serves graphql-ws subscriptions at /graphql on the server that listens for `yoga`. */
   acceptWebSockets(server: Server): WebSocketTransport;
+  /**
+   * Reads LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE again (`files`: those that changed; all on
+   * SIGHUP) and puts them in service whole, or changes nothing and says why (docs/operating.md,
+   * "Reloads"). Never throws.
+   */
+  reload(files?: readonly ReloadableFile[], env?: Record<string, string | undefined>): void;
   /** Forgets every cached answer (RESPONSE_CACHE); nothing to do when the cache is off. */
   clearResponseCache(): void;
   close(): Promise<void>;
@@ -102,7 +110,10 @@ export function createGateway(
   const { shared } = options;
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test hands an exporter).
   const tracing = createTracing(config.otlpEndpoint, options.spanExporter);
-  const upstreamIds = config.licensees.map((licensee) => licensee.account.systemIdentifier);
+  // The licensees as LICENSEES_FILE reads now: a reload (`reload` below) changes these in place,
+  // so every reader (gauges, status page, readiness, contexts) sees the new ones at once.
+  const served = [...config.licensees];
+  const upstreamIds = served.map((licensee) => licensee.account.systemIdentifier);
   // The gauges read the budget and the feeds when /metrics is scraped.
   const metrics: GatewayMetrics = new GatewayMetrics({
     licensees: upstreamIds,
@@ -119,18 +130,24 @@ export function createGateway(
     logger: logger?.child({ component: 'upstream' }),
     observer: observeAll([metrics, tracing?.observer]),
   });
-  const licensees = new Map(config.licensees.map((licensee) => [licensee.id, licensee]));
-  const licenseeIdOf = new Map(config.licensees.map((licensee) => [licensee.account.systemIdentifier, licensee.id]));
+  const licenseeIds = served.map((licensee) => licensee.id);
+  // TRUSTED_DOCUMENTS_FILE's documents as it reads now (a reload replaces them).
+  let manifest = config.trustedDocuments;
+  const licensees = new Map(served.map((licensee) => [licensee.id, licensee]));
+  const licenseeIdOf = new Map(served.map((licensee) => [licensee.account.systemIdentifier, licensee.id]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
   const localQueries = new MemoryPersistedQueryStore();
   const persistedQueries = shared ? new RedisPersistedQueryStore(shared.redis, localQueries) : localQueries;
+  // Idempotency-Key answers: in Redis when shared (any replica replays them), sealed with WEBHOOK_SECRET_KEY.
+  const idempotency = idempotencyStore(config.webhooks.secretKeys, shared?.redis);
   const licenseeOfRequest = (request: Request) => principals.of(request).licenseeId;
   // With Redis a principal's subscriptions are counted across replicas (each alone while Redis is away).
   const localSlots = new MemorySubscriptionSlots(config.subscriptionsPerClient);
   const sharedSlots = shared && new RedisSubscriptionSlots(shared.redis, config.subscriptionsPerClient, localSlots);
   const auditLogger = logger?.child({ component: 'audit' });
-  const authenticate = authenticatorFor(config.auth, config.licensees, options.keySetTiming);
+  const credentials = new Credentials(config.auth, served, options.keySetTiming);
+  const { authenticate } = credentials;
   // ROUTER_HMAC_SECRET: only operations the federation router signed run, on every door.
   const signature = config.routerHmacSecret ? routerSignature(config.routerHmacSecret) : undefined;
   // Where resolvers report records they skip (positions only, never the record's content).
@@ -155,7 +172,7 @@ export function createGateway(
   // Webhooks: endpoints in Redis when shared; events with an enabled endpoint join their feed.
   const webhooks = createWebhooks({
     ...config.webhooks,
-    licensees: config.licensees.map((licensee) => licensee.account),
+    licensees: served.map((licensee) => licensee.account),
     feeds: changeFeeds,
     registry: metrics.registry,
     leaseMs: leaseMsFor(config.changesPollIntervalMs),
@@ -184,7 +201,7 @@ export function createGateway(
   if (shared && config.responseCache.enabled) {
     drops = new ReplicaDrops(
       shared.redis,
-      config.licensees.map((licensee) => licensee.id),
+      licenseeIds,
       ({ licensee, types }) => responseCache.invalidate(licensee, types),
       () => responseCache.clear(),
       logger?.child({ component: 'response-cache' }),
@@ -196,7 +213,7 @@ export function createGateway(
   const readiness = () =>
     useReadiness(
       upstream,
-      config.licensees,
+      served,
       shared &&
         (() => ({
           connected: shared.redis.connected(),
@@ -204,6 +221,8 @@ export function createGateway(
         })),
     );
   const sseStreams = new SseStreams(config.subscriptionKeepAliveMs);
+  // Labelled in the metrics by name: OPERATION_NAMES and the trusted documents' (those of a reload added).
+  const operationNames = labelledOperationNames(config.operationNames, manifest?.values());
   // The pages of other sites that may use the gateway through a browser: CORS and sockets alike.
   const pages: PageOrigins = { corsOrigins: config.corsOrigins, localDevelopment: isLoopback(config.host) };
   const mask = (error: unknown) => maskError(error, logger);
@@ -239,8 +258,8 @@ export function createGateway(
     sseStreams.plugin(),
   ];
   // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
-  const documents = config.trustedDocuments
-    ? trustedDocuments(config.trustedDocuments)
+  const documents = manifest
+    ? trustedDocuments({ get: (id) => manifest?.get(id) })
     : automaticPersistedQueries(persistedQueries, licenseeOfRequest);
   const documentChecks: Plugin[] = [
     // A batch: at most MAX_BATCH_OPERATIONS operations, whose estimates together are held to
@@ -258,7 +277,7 @@ export function createGateway(
     ...useQueryLimits(config.queryLimits, config.maxUpstreamCallsPerOperation),
     documents.plugin,
     // Before anything runs: an expired credential runs nothing more, and its streams end at the expiry.
-    useCredentialExpiry(principalOfContext),
+    useCredentialExpiry(principalOfContext, credentials),
     // A lone surrogate in the variables runs nothing: before a subscription takes a slot or any call is made.
     useWellFormedText(),
     // A principal's live subscriptions are capped on every door, released when each ends.
@@ -272,6 +291,9 @@ export function createGateway(
     ...(config.graphqlJit ? useCompiledExecution() : []),
     // A router's own response-cache aliases, renamed so that ours does not take them for its metadata.
     useRouterCacheAliases(),
+    // A mutation's Idempotency-Key: after every check (a refused one claims no key), before the response
+    // cache and the bulkhead (a repeat waits for no turn); its answer is kept once masked and marked.
+    useIdempotency(idempotency, operations),
     // After every check above: a cached answer is served only to a request that passed them all.
     ...responseCache.plugins,
     // Every answer says how long a router or CDN may keep it: as long as the response cache would.
@@ -288,7 +310,7 @@ export function createGateway(
     // Last: the codes recorded, audited and counted are the ones the client receives, after every plugin above set them.
     useOperationResults(operations),
     useAuditTrail(operations, { logger: auditLogger, principalOf: (request) => authenticated(principals, request) }),
-    useMetrics(metrics, labelledOperationNames(config.operationNames, config.trustedDocuments?.values()), operations),
+    useMetrics(metrics, operationNames, operations),
   ];
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
@@ -352,6 +374,59 @@ export function createGateway(
       useNothingElse(),
     ],
   });
+  const reloadLogger = logger?.child({ component: 'config' });
+  const loadedAt = (file: ReloadableFile) => metrics.configLoadedAt.set({ file }, Date.now() / 1000);
+  for (const file of Object.keys(config.files) as ReloadableFile[]) loadedAt(file);
+  /** Puts a new licensees file in service: what a credential it no longer holds opened ends now. */
+  const serve = (next: readonly Licensee[]) => {
+    const before = new Set(licenseeIds);
+    served.splice(0, served.length, ...next);
+    upstreamIds.splice(0, upstreamIds.length, ...next.map((licensee) => licensee.account.systemIdentifier));
+    licenseeIds.splice(0, licenseeIds.length, ...next.map((licensee) => licensee.id));
+    licensees.clear();
+    licenseeIdOf.clear();
+    for (const licensee of next) {
+      licensees.set(licensee.id, licensee);
+      licenseeIdOf.set(licensee.account.systemIdentifier, licensee.id);
+    }
+    credentials.replace(next);
+    webhooks.licenseesChanged(next.map((licensee) => licensee.account));
+    void drops?.follow(licenseeIds.filter((id) => !before.has(id)));
+  };
+  const reload = (files?: readonly ReloadableFile[], env: Record<string, string | undefined> = process.env) => {
+    const asked = files ?? (Object.keys(config.files) as ReloadableFile[]);
+    let next: Config;
+    try {
+      next = loadConfig(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      // Each file named by a problem is refused whole; the old one keeps serving.
+      const problems = error.message
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim());
+      for (const file of Object.keys(config.files) as ReloadableFile[]) {
+        const own = problems.filter((problem) => problem.startsWith(file));
+        if (own.length === 0) continue;
+        metrics.configReloads.inc({ file, outcome: 'failure' });
+        reloadLogger?.error(
+          { file, path: config.files[file], problems: own },
+          `${file} was not reloaded (the one before it keeps serving): ${own.join('; ')}`,
+        );
+      }
+      return;
+    }
+    for (const file of asked) {
+      if (file === 'LICENSEES_FILE') serve(next.licensees);
+      if (file === 'TRUSTED_DOCUMENTS_FILE' && next.trustedDocuments) {
+        manifest = next.trustedDocuments;
+        for (const name of labelledOperationNames([], manifest.values())) operationNames.add(name);
+      }
+      metrics.configReloads.inc({ file, outcome: 'success' });
+      loadedAt(file);
+      reloadLogger?.info({ file, path: config.files[file] }, `${file} reloaded`);
+    }
+  };
   // A recorded subscription is opened again as its router first asked (from its cursor), through the same envelope.
   callbacks.adoptOrphans(async (record) => {
     const init = {
@@ -376,6 +451,7 @@ export function createGateway(
     changeFeeds,
     callbacks,
     webhooks,
+    reload,
     clearResponseCache: () => responseCache.clear(),
     acceptWebSockets: (server) =>
       serveWebSockets(server, yoga, {

@@ -1,7 +1,9 @@
 // First: the young generation is held small while everything below loads.
 import './config/young-generation.ts';
 import './config/node-env.ts';
-import { ConfigError, loadConfig } from './config/environment.ts';
+import { CHECK_FLAG, checkConfiguration } from './config/check.ts';
+import { ConfigError, loadConfig, type ReloadableFile } from './config/environment.ts';
+import { watchFiles } from './config/file-watch.ts';
 import { youngGenerationMayGrow } from './config/young-generation.ts';
 import type { Emulator } from './emulator/server.ts';
 import { createGateway } from './gateway.ts';
@@ -9,6 +11,10 @@ import { type Listening, listen, PortUnavailableError } from './http/listeners.t
 import { createLogger } from './observability/logger.ts';
 import type { RedisConnection } from './redis/connection.ts';
 import type { SharedStores } from './upstream/stores/redis-stores.ts';
+
+// `--check`: the settings and every file they name checked and described, nothing started: no
+// listener, no Redis, no emulator, no upstream call (src/config/check.ts, docs/operating.md).
+if (process.argv.includes(CHECK_FLAG)) process.exit(checkConfiguration());
 
 /** Reads the settings, starts the emulator when no upstream is set, and serves the gateway. */
 let config;
@@ -89,6 +95,17 @@ logger.info(
   },
   'gateway ready',
 );
+// LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE are read again when they change on disk, however
+// they change, and on SIGHUP, which never stops the gateway (docs/operating.md, "Reloads").
+const files = Object.entries(config.files) as [ReloadableFile, string][];
+const watching = watchFiles(
+  files.map(([, path]) => path),
+  (changed) => gateway.reload(files.filter(([, path]) => changed.includes(path)).map(([file]) => file)),
+);
+process.on('SIGHUP', () => {
+  logger.info('SIGHUP: reading LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE again');
+  gateway.reload();
+});
 console.log(`Reservation gateway ready at ${url} (open it in a browser for GraphiQL)`);
 console.log(`Operators' pages at ${opsUrl}/status and ${opsUrl}/metrics`);
 youngGenerationMayGrow();
@@ -102,6 +119,7 @@ async function shutdown(signal: string): Promise<void> {
   // Stop accepting, let requests in flight finish, drop idle keep-alive connections; subscription
   // streams end (their clients resume with `since`), or the server would wait for them.
   gateway.changeFeeds.close();
+  watching.stop();
   // Both listeners: the operators' port too, or the process would wait on Prometheus' keep-alive.
   await listening.stop();
   await gateway.close();

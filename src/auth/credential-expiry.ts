@@ -42,22 +42,50 @@ export function endingAt<T>(source: AsyncIterable<T>, at: number, last: () => T)
   return endingWhen(source, expired, last, () => cancel());
 }
 
-/** Refuses operations of an expired credential and ends its streams at the expiry; every door runs it. */
-export function useCredentialExpiry(principalOf: (context: unknown) => Principal | undefined): Plugin {
-  const expiresAt = (context: unknown) => principalOf(context)?.expiresAt;
+/** What tells that a credential is no longer accepted before its expiry: a reload removed it (auth/authenticator.ts). */
+export interface Revocations {
+  watch(principal: Principal, end: () => void): () => void;
+}
+
+export const REVOKED_MESSAGE =
+  'The credential is no longer accepted by this gateway (its configuration was changed): reconnect with a valid one.';
+
+const revokedError = () => createGraphQLError(REVOKED_MESSAGE, { extensions: { code: ErrorCode.UNAUTHENTICATED } });
+
+/**
+ * Refuses operations of an expired credential and ends its streams at the expiry, or as soon as
+ * the credential is revoked (a reload of LICENSEES_FILE removed it); every door runs it.
+ */
+export function useCredentialExpiry(
+  principalOf: (context: unknown) => Principal | undefined,
+  revocations?: Revocations,
+): Plugin {
   const refuseExpired = (context: unknown, stop: (result: ExecutionResult) => void) => {
     const principal = principalOf(context);
     if (principal && hasExpired(principal)) stop({ errors: [expiredError()] });
   };
   const endStreams = (context: unknown) => {
-    const at = expiresAt(context);
-    if (at === undefined) return undefined;
+    const principal = principalOf(context);
+    if (!principal || (principal.expiresAt === undefined && !revocations)) return undefined;
     return {
       onResult: ({ result, setResult }: { result: unknown; setResult: (result: never) => void }) => {
-        if (isAsyncIterable(result))
-          setResult(
-            endingAt(result as AsyncIterable<ExecutionResult>, at, () => ({ errors: [expiredError()] })) as never,
+        if (!isAsyncIterable(result)) return;
+        let stream = result as AsyncIterable<ExecutionResult>;
+        if (principal.expiresAt !== undefined)
+          stream = endingAt(stream, principal.expiresAt, () => ({ errors: [expiredError()] }));
+        if (revocations) {
+          let stopWatching = () => {};
+          const revoked = new Promise<void>((resolve) => {
+            stopWatching = revocations.watch(principal, resolve);
+          });
+          stream = endingWhen(
+            stream,
+            revoked,
+            () => ({ errors: [revokedError()] }),
+            () => stopWatching(),
           );
+        }
+        setResult(stream as never);
       },
     };
   };

@@ -7,7 +7,6 @@ import {
   jwtVerify,
 } from 'jose';
 import type { AuthSettings } from '../config/environment.ts';
-import type { Licensee } from '../config/licensees.ts';
 import { SCOPES, type Scope } from '../config/licensees.ts';
 import { presentedCredential } from './credential.ts';
 import type { Principal } from './principal.ts';
@@ -30,14 +29,14 @@ const CLOCK_TOLERANCE_SECONDS = 5;
  * GATEWAY_AUTH=jwt with jose: HS256 with JWT_SECRET, or RS256/ES256 with the keys of JWT_JWKS_URL
  * (fetched on first use, cached, fetched again when a token names a kid the cache lacks). The
  * algorithms are pinned, so a token cannot pick how it is checked (an HS256 token "signed" with
- * the public key of a JWKS is refused). The licensee claim must name a licensee of the file.
+ * the public key of a JWKS is refused). The licensee claim must name a licensee of the file
+ * (`known`, read for each token: a licensee removed by a reload is refused at once).
  */
 export function jwtAuthenticator(
   settings: JwtSettings,
-  licensees: readonly Licensee[],
+  known: { has(licenseeId: string): boolean },
   timing: KeySetTiming = {},
 ): Authenticator {
-  const known = new Set(licensees.map((licensee) => licensee.id));
   const { key, algorithms } = verificationKey(settings.verify, timing);
   return async (request) => {
     const presented = presentedCredential(request.headers);

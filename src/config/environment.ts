@@ -443,6 +443,8 @@ export interface Config {
   inputBounds: InputBounds;
   /** TRUSTED_DOCUMENTS_FILE: when set, only these documents run, sent by their id. */
   trustedDocuments?: TrustedDocuments;
+  /** The files read again when they change or on SIGHUP (licensees, trusted documents), by setting. */
+  files: Partial<Record<ReloadableFile, string>>;
   /** REDIS_URL: tokens, budget and cache shared by replicas through Redis; unset, each process keeps its own. */
   redis?: { url: string; prefix: string; fallbackShare: number };
   /** Origins allowed to call the gateway from a browser page of another site; none by default. */
@@ -512,6 +514,9 @@ export interface InputBounds {
   nodes: number;
 }
 
+/** The settings naming a file the gateway reads again without a restart (docs/operating.md, "Reloads"). */
+export type ReloadableFile = 'LICENSEES_FILE' | 'TRUSTED_DOCUMENTS_FILE';
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -568,6 +573,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     inputBounds: { depth: e.MAX_INPUT_DEPTH, nodes: e.MAX_INPUT_NODES },
     ...(trusted ? { trustedDocuments: trusted.documents } : {}),
+    files: {
+      ...(e.LICENSEES_FILE ? { LICENSEES_FILE: e.LICENSEES_FILE } : {}),
+      ...(e.TRUSTED_DOCUMENTS_FILE ? { TRUSTED_DOCUMENTS_FILE: e.TRUSTED_DOCUMENTS_FILE } : {}),
+    },
     ...(e.REDIS_URL
       ? { redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, fallbackShare: e.REDIS_FALLBACK_SHARE } }
       : {}),

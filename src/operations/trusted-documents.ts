@@ -33,7 +33,7 @@ export interface DocumentParams {
  * every door. The batch check reads the documents a batch names through `documentOf`, with the
  * same answers.
  */
-export function trustedDocuments(documents: TrustedDocuments): DocumentSource {
+export function trustedDocuments(documents: DocumentLookup): DocumentSource {
   return {
     plugin: useTrustedDocuments(documents),
     documentOf: (_request, params) => trustedDocumentOf(documents, params as DocumentParams),
@@ -45,12 +45,15 @@ export function trustedDocuments(documents: TrustedDocuments): DocumentSource {
  * in its parameters, and the same lookup for a reader that needs a document before that (the batch
  * check). Throws, or answers undefined, for an operation that names none.
  */
+/** The manifest's documents by id, as the manifest reads now (a reload replaces it: config/reload.ts). */
+export type DocumentLookup = Pick<TrustedDocuments, 'get'>;
+
 export interface DocumentSource {
   plugin: Plugin;
   documentOf(request: Request, params: object): Promise<string | undefined> | string | undefined;
 }
 
-function useTrustedDocuments(documents: TrustedDocuments): Plugin {
+function useTrustedDocuments(documents: DocumentLookup): Plugin {
   return {
     onPluginInit({ addPlugin }) {
       // Yoga's GET parser keeps only query, variables, operationName and extensions: a GET that
@@ -75,7 +78,7 @@ function useTrustedDocuments(documents: TrustedDocuments): Plugin {
 }
 
 /** The trusted document a request names, or the refusal it gets (as a GraphQL error with its code). */
-function trustedDocumentOf(documents: TrustedDocuments, params: DocumentParams): string {
+function trustedDocumentOf(documents: DocumentLookup, params: DocumentParams): string {
   const id = documentIdOf(params);
   const refused = (which: keyof typeof REFUSALS) =>
     createGraphQLError(REFUSALS[which].message, { extensions: REFUSALS[which].extensions });

@@ -60,6 +60,8 @@ export interface GatewayWebhooks {
   joined(): string[];
   /** Whether this replica joins the feeds and queues their changes (without Redis: always). */
   delivering(): boolean;
+  /** The licensees after a reload: a removed one's feeds are left, an added one's endpoints served. */
+  licenseesChanged(accounts: readonly UpstreamAccount[]): void;
   close(): Promise<void>;
 }
 
@@ -209,6 +211,16 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     endpoints,
     joined: () => [...memberships.keys()],
     delivering: () => leading,
+    licenseesChanged: (next) => {
+      accounts.clear();
+      for (const account of next) accounts.set(account.systemIdentifier, account);
+      for (const [key, membership] of memberships)
+        if (!accounts.has(key.slice(0, key.lastIndexOf('|')))) {
+          memberships.delete(key);
+          membership.leave();
+        }
+      void syncAll();
+    },
     close: async () => {
       closed = true;
       clearInterval(timer);

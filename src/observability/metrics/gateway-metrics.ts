@@ -116,6 +116,19 @@ export class GatewayMetrics implements UpstreamObserver {
     registers: [this.registry],
   });
 
+  readonly configReloads = new Counter({
+    name: 'gateway_config_reloads_total',
+    help: 'Reloads of a configuration file (LICENSEES_FILE, TRUSTED_DOCUMENTS_FILE), by file and outcome: success, or failure (the file was refused whole and the one before it kept serving).',
+    labelNames: ['file', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly configLoadedAt = new Gauge({
+    name: 'gateway_config_last_reload_success_timestamp_seconds',
+    help: 'When a configuration file (LICENSEES_FILE, TRUSTED_DOCUMENTS_FILE) was last read whole and put in service (at start, or by a reload), in seconds since the epoch.',
+    labelNames: ['file'] as const,
+    registers: [this.registry],
+  });
+
   readonly httpResponses = new Counter({
     name: 'gateway_http_responses_total',
     help: 'HTTP responses sent, by path (/graphql, /health, /ready, /metrics, /status, /status.json or other) and status code (a stream counts once, with the status it began with).',

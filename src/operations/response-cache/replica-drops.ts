@@ -66,7 +66,7 @@ export class ReplicaDrops {
 
   constructor(
     private readonly connection: RedisConnection,
-    /** The licensees whose answers this replica may keep (their counters are read at start). */
+    /** The licensees whose answers this replica may keep (their counters are read at start; a reload's added ones by `follow`). */
     private readonly licensees: readonly string[],
     /** Drops a licensee's kept answers holding these types. */
     private readonly drop: (message: DropMessage) => void,
@@ -162,6 +162,15 @@ export class ReplicaDrops {
 
   private owe(message: DropMessage): void {
     if (this.owed.length < MAX_OWED_DROPS) this.owed.push(message);
+  }
+
+  /** Licensees a reload added: nothing of theirs is kept here yet, so every drop counted so far is heard. */
+  async follow(licensees: readonly string[]): Promise<void> {
+    if (licensees.length === 0) return;
+    const counts = await this.redis
+      .mget(...licensees.map((licensee) => this.counterKey(licensee)))
+      .catch(() => undefined);
+    counts?.forEach((count, n) => this.noteHeard(licensees[n]!, Number(count ?? 0)));
   }
 
   /** Takes every licensee's counter as heard: called once this replica's cache holds nothing older. */
