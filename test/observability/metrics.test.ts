@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { labelledOperationNames } from '../../src/observability/metrics/plugin.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { operationCounts, samples } from '../helpers/metrics.ts';
 import { control } from '../helpers/upstream.ts';
 
 /*
@@ -23,18 +24,6 @@ async function scrape(gateway = t): Promise<{ status: number; type: string | nul
     headers: { authorization: `Bearer ${OPS_TOKEN}` },
   });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
-}
-
-/** The samples of one metric: labels and value. */
-function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .map((line) => {
-      const [, labelText = '', value] = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line)!;
-      const labels = Object.fromEntries([...labelText.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-      return { labels, value: Number(value) };
-    });
 }
 
 describe('/metrics', () => {
@@ -63,12 +52,7 @@ describe('/metrics', () => {
     expect(Object.fromEntries(counted)).toEqual(Object.fromEntries(logged));
     expect(counted.get('authenticate')).toBe(1);
 
-    const operations = samples(text, 'gateway_graphql_operations_total').map(({ labels, value }) => [
-      labels.operation,
-      labels.type,
-      labels.outcome,
-      value,
-    ]);
+    const operations = operationCounts(samples(text, 'gateway_graphql_operations_total'));
     expect(operations).toEqual(
       expect.arrayContaining([
         ['EventName', 'query', 'ok', 2],
