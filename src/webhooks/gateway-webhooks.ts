@@ -74,10 +74,12 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
   const queue = redis ? new RedisDeliveryStore(redis, 2 * timeoutMs) : new MemoryDeliveryStore();
   const policy = new AddressPolicy({ allowHttpHosts: settings.allowHttpHosts });
   const client = new OutboundClient(policy, { timeoutMs, deadlineMs: timeoutMs, maxResponseBytes: 2_048 });
+  // The licensees' ids as served now: a reload changes them in place (licenseesChanged).
+  const served = settings.licensees.map((account) => account.systemIdentifier);
   const metrics =
     settings.registry &&
     new WebhookMetrics(settings.registry, {
-      licensees: settings.licensees.map((account) => account.systemIdentifier),
+      licensees: served,
       endpoints,
       backlog: (endpointId) => queue.backlog(endpointId),
     });
@@ -214,6 +216,7 @@ export function createWebhooks(settings: WebhookSettings): GatewayWebhooks {
     licenseesChanged: (next) => {
       accounts.clear();
       for (const account of next) accounts.set(account.systemIdentifier, account);
+      served.splice(0, served.length, ...next.map((account) => account.systemIdentifier));
       for (const [key, membership] of memberships)
         if (!accounts.has(key.slice(0, key.lastIndexOf('|')))) {
           memberships.delete(key);

@@ -65,6 +65,8 @@ export class WebhookMetrics {
       registers: [registry],
       async collect() {
         const rows = await read();
+        // The licensees served now only: one a reload removed has no line left.
+        this.reset();
         for (const licensee of source.licensees)
           this.set(
             { licensee },
@@ -94,6 +96,8 @@ export class WebhookMetrics {
       registers: [registry],
       async collect() {
         const rows = await read();
+        // The licensees served now only: one a reload removed has no line left.
+        this.reset();
         for (const licensee of source.licensees)
           this.set({ licensee }, rows.filter((row) => row.licensee === licensee && row.enabled).length);
       },
@@ -105,6 +109,8 @@ export class WebhookMetrics {
       registers: [registry],
       async collect() {
         const rows = await read();
+        // The licensees served now only: one a reload removed has no line left.
+        this.reset();
         for (const licensee of source.licensees)
           this.set({ licensee }, rows.filter((row) => row.licensee === licensee && !row.enabled).length);
       },

@@ -6,8 +6,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { CLIENT_KEYS, LICENSEES_JSON, sha256 } from '../auth/licensees-fixture.ts';
+import { CALLBACK_ACCEPT, type CallbackMessage, startTestRouter, type TestRouter } from '../helpers/callback-router.ts';
 import { type Replica, startReplica } from '../helpers/replicas.ts';
-import { book, type StreamResult, subscribeSse, subscribeWs, wsClient } from '../helpers/subscriptions.ts';
+import {
+  book,
+  feedHasRead,
+  RESERVATION_CHANGED,
+  type StreamResult,
+  subscribeSse,
+  subscribeWs,
+  wsClient,
+} from '../helpers/subscriptions.ts';
 
 /*
  * LICENSEES_FILE and TRUSTED_DOCUMENTS_FILE are read again when they change on disk (written in
@@ -86,6 +95,20 @@ async function within(ms: number, what: string, check: () => Promise<boolean>): 
 
 const codesOf = (results: StreamResult[]) =>
   results.flatMap((result) => result.errors ?? []).map((e) => e.extensions?.code);
+
+/** Each licensee's `gateway_change_pollers` on the replica's operators' port, by upstream system identifier. */
+async function pollers(replica: Replica): Promise<Record<string, number>> {
+  const text = await (await fetch(`${replica.opsUrl}/metrics`)).text();
+  return Object.fromEntries(
+    [...text.matchAll(/^gateway_change_pollers\{licensee="(\w+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]),
+  );
+}
+
+/** The error codes a router received for one callback subscription: in `next` payloads and on its `complete`. */
+const callbackCodes = (messages: CallbackMessage[]) =>
+  messages
+    .flatMap((message) => [...(message.payload?.errors ?? []), ...(message.errors ?? [])])
+    .map((e) => e.extensions?.code);
 
 describe('reloading LICENSEES_FILE in a running gateway', () => {
   let emulator: Emulator;
@@ -192,6 +215,128 @@ describe('reloading LICENSEES_FILE in a running gateway', () => {
     await within(2_000, 'the removed key refused', async () => (await ask(replica!, NEW_KEY)).status === 401);
     expect((await ask(replica, CLIENT_KEYS['globex-web'])).status).toBe(200);
     expect(await reloads(replica)).toMatchObject({ 'LICENSEES_FILE:success': 2 });
+  });
+
+  it("a router callback subscription of a key removed ends with UNAUTHENTICATED and its complete within 2 s; another client's goes on", async () => {
+    const router: TestRouter = await startTestRouter();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'licensees-'));
+      const path = join(dir, 'licensees.json');
+      writeFileSync(path, JSON.stringify(LICENSEES_JSON));
+      replica = await start({ LICENSEES_FILE: path, SUBSCRIPTION_CALLBACK_URLS: router.prefix });
+      const subscribedAt = emulator.state.log.length;
+      // As a router opens one: the client's credential forwarded, the callback protocol's Accept.
+      const open = async (id: string, key: string) => {
+        const res = await fetch(replica!.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: CALLBACK_ACCEPT, ...bearer(key) },
+          body: JSON.stringify(router.subscription(id, RESERVATION_CHANGED, { eventId: 5001 }, 0)),
+        });
+        expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { data: null } });
+      };
+      await open('removed', CLIENT_KEYS['acme-web']);
+      await open('kept', CLIENT_KEYS['acme-ops']);
+      expect(router.of('removed', 'check')).toHaveLength(1);
+      expect(router.of('kept', 'check')).toHaveLength(1);
+      // Both live: the feed read the service as they found it, and a booking reaches each.
+      await feedHasRead(emulator, 5001, subscribedAt);
+      const first = await book(emulator, { eventId: 5001 });
+      await within(5_000, 'the first booking reaches both', async () =>
+        ['removed', 'kept'].every((id) => router.of(id, 'next').length >= 1),
+      );
+      expect(router.of('kept', 'next')[0]?.payload?.data).toMatchObject({
+        reservationChanged: { reservation: { reservationNumber: first.reservationNumber } },
+      });
+
+      writeFileSync(path, JSON.stringify(withAcmeClients((clients) => clients.filter((c) => c.name !== 'acme-web'))));
+      await within(
+        2_000,
+        "the removed key's subscription completed",
+        async () => router.of('removed', 'complete').length === 1,
+      );
+      const removed = router.of('removed');
+      expect(callbackCodes(removed)).toContain('UNAUTHENTICATED');
+      // The complete is the last word: nothing after it, and the kept one was not told to end.
+      expect(removed.at(-1)?.action).toBe('complete');
+      expect(router.of('kept', 'complete')).toEqual([]);
+      expect((await ask(replica, CLIENT_KEYS['acme-web'])).status).toBe(401);
+
+      const second = await book(emulator, { eventId: 5001 });
+      const reached = (id: string) =>
+        router
+          .of(id, 'next')
+          .some(
+            (message) =>
+              (message.payload?.data?.reservationChanged as { reservation?: { reservationNumber?: number } })
+                ?.reservation?.reservationNumber === second.reservationNumber,
+          );
+      await within(5_000, 'the next booking reaches the kept subscription', async () => reached('kept'));
+      expect(callbackCodes(router.of('kept'))).toEqual([]);
+      // The ended one hears nothing more.
+      expect(reached('removed')).toBe(false);
+      expect(router.of('removed').at(-1)?.action).toBe('complete');
+      expect(await reloads(replica)).toMatchObject({ 'LICENSEES_FILE:success': 1 });
+    } finally {
+      await replica?.stop();
+      replica = undefined;
+      await router.close();
+    }
+  });
+
+  it('a licensee removed releases its feeds (its SSE stream ends UNAUTHENTICATED, its pollers back to 0), is refused 401, and is served again once added back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'licensees-'));
+    const path = join(dir, 'licensees.json');
+    writeFileSync(path, JSON.stringify(LICENSEES_JSON));
+    replica = await start({ LICENSEES_FILE: path });
+    const globexKey = CLIENT_KEYS['globex-web'];
+    const subscribedAt = emulator.state.log.length;
+    const globexSse = await subscribeSse(fetch, replica.url, { eventId: 6001 }, bearer(globexKey));
+    const acmeSse = await subscribeSse(fetch, replica.url, { eventId: 5001 }, bearer(CLIENT_KEYS['acme-web']));
+    await within(
+      5_000,
+      'a poller for each licensee',
+      async () => (await pollers(replica!))['2002'] === 1 && (await pollers(replica!))['1001'] === 1,
+    );
+    await feedHasRead(emulator, 5001, subscribedAt);
+
+    writeFileSync(path, JSON.stringify({ licensees: LICENSEES_JSON.licensees.filter((l) => l.id !== 'globex') }));
+    await within(
+      2_000,
+      "the removed licensee's key refused",
+      async () => (await ask(replica!, globexKey)).status === 401,
+    );
+    await within(2_000, 'its SSE stream ended', async () => codesOf(globexSse.received).includes('UNAUTHENTICATED'));
+    await globexSse.completed;
+    // Soft: what follows is checked too when the gauge lags (the feed itself stops polling).
+    await within(3_000, "its feed's poller released", async () => ((await pollers(replica!))['2002'] ?? 0) === 0).catch(
+      () => undefined,
+    );
+    expect
+      .soft((await pollers(replica))['2002'] ?? 0, 'gateway_change_pollers{licensee="2002"} 3 s after its removal')
+      .toBe(0);
+    expect((await pollers(replica))['1001']).toBe(1);
+    expect((await ask(replica, CLIENT_KEYS['globex-ops'])).status).toBe(401);
+
+    // acme's subscription goes on: it hears the next booking.
+    const booked = await book(emulator, { eventId: 5001 });
+    await acmeSse.take(1);
+    expect(acmeSse.received[0]?.data).toMatchObject({
+      reservationChanged: { reservation: { reservationNumber: booked.reservationNumber } },
+    });
+    expect(codesOf(acmeSse.received)).toEqual([]);
+
+    // Added back by another write: served again, its token and budget made on first use.
+    writeFileSync(path, JSON.stringify(LICENSEES_JSON));
+    await within(5_000, 'the licensee added back served', async () => (await ask(replica!, globexKey)).status === 200);
+    const answer = await ask(replica, globexKey, '{ event(eventId: 6001) { eventId } }');
+    expect(answer).toMatchObject({ status: 200, data: { event: { eventId: 6001 } } });
+    expect(answer.errors).toBeUndefined();
+    // And its subscriptions poll again.
+    const again = await subscribeSse(fetch, replica.url, { eventId: 6001 }, bearer(globexKey));
+    await within(5_000, 'a poller for the licensee added back', async () => (await pollers(replica!))['2002'] === 1);
+    expect(await reloads(replica)).toMatchObject({ 'LICENSEES_FILE:success': 2 });
+    again.close();
+    acmeSse.close();
   });
 
   it('a malformed file changes nothing, logs one line naming the file and counts a failure; SIGHUP reloads and the gateway lives on', async () => {

@@ -144,7 +144,11 @@ export class GatewayMetrics implements UpstreamObserver {
         labelNames: ['licensee'] as const,
         registers: [this.registry],
         async collect() {
-          for (const licensee of live.licensees) this.set({ licensee }, await read(licensee));
+          const values: [string, number][] = [];
+          for (const licensee of live.licensees) values.push([licensee, await read(licensee)]);
+          // The licensees served now only: one a reload removed has no line left.
+          this.reset();
+          for (const [licensee, value] of values) this.set({ licensee }, value);
         },
       });
     const countFeeds = (count: (feed: { members: number; polling: boolean }) => number) => (licensee: string) =>
