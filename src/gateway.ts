@@ -134,6 +134,8 @@ export function createGateway(
   // TRUSTED_DOCUMENTS_FILE's documents as it reads now (a reload replaces them).
   let manifest = config.trustedDocuments;
   const licensees = new Map(served.map((licensee) => [licensee.id, licensee]));
+  /** Licensees a reload removed, by id: only requests authenticated before it still act for them. */
+  const retired = new Map<string, Licensee>();
   const licenseeIdOf = new Map(served.map((licensee) => [licensee.account.systemIdentifier, licensee.id]));
   const principals = new RequestPrincipals();
   const operations = new OperationRecords();
@@ -325,7 +327,7 @@ export function createGateway(
       const operation = operations.ofOperation(initial, request);
       const context = createContext(
         principal,
-        licensees.get(principal.licenseeId)!.account,
+        (licensees.get(principal.licenseeId) ?? retired.get(principal.licenseeId)!).account,
         upstream,
         resolverLog,
         () => void operation.upstreamCalls++,
@@ -380,6 +382,8 @@ export function createGateway(
   /** Puts a new licensees file in service: what a credential it no longer holds opened ends now. */
   const serve = (next: readonly Licensee[]) => {
     const before = new Set(licenseeIds);
+    // A request authenticated just before finishes as it started, for the licensee it was let in for.
+    for (const licensee of served) retired.set(licensee.id, licensee);
     served.splice(0, served.length, ...next);
     upstreamIds.splice(0, upstreamIds.length, ...next.map((licensee) => licensee.account.systemIdentifier));
     licenseeIds.splice(0, licenseeIds.length, ...next.map((licensee) => licensee.id));
@@ -393,29 +397,37 @@ export function createGateway(
     webhooks.licenseesChanged(next.map((licensee) => licensee.account));
     void drops?.follow(licenseeIds.filter((id) => !before.has(id)));
   };
+  /** Files whose change waits for a reload that succeeds (another file's problem held it back). */
+  const pending = new Set<ReloadableFile>();
   const reload = (files?: readonly ReloadableFile[], env: Record<string, string | undefined> = process.env) => {
-    const asked = files ?? (Object.keys(config.files) as ReloadableFile[]);
+    const configured = Object.keys(config.files) as ReloadableFile[];
+    const asked = new Set([...(files ?? configured), ...pending]);
     let next: Config;
     try {
       next = loadConfig(env);
     } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
       // Each file named by a problem is refused whole; the old one keeps serving.
-      const problems = error.message
-        .split('\n')
-        .slice(1)
-        .map((line) => line.trim());
-      for (const file of Object.keys(config.files) as ReloadableFile[]) {
+      const problems =
+        error instanceof ConfigError
+          ? error.message
+              .split('\n')
+              .slice(1)
+              .map((line) => line.trim())
+          : [];
+      for (const file of configured) {
         const own = problems.filter((problem) => problem.startsWith(file));
-        if (own.length === 0) continue;
+        if (own.length === 0 && (error instanceof ConfigError || !asked.has(file))) continue;
+        const why = own.length > 0 ? own.join('; ') : `it could not be read (${(error as Error).message})`;
         metrics.configReloads.inc({ file, outcome: 'failure' });
         reloadLogger?.error(
           { file, path: config.files[file], problems: own },
-          `${file} was not reloaded (the one before it keeps serving): ${own.join('; ')}`,
+          `${file} was not reloaded (the one before it keeps serving): ${why}`,
         );
       }
+      for (const file of asked) pending.add(file);
       return;
     }
+    pending.clear();
     for (const file of asked) {
       if (file === 'LICENSEES_FILE') serve(next.licensees);
       if (file === 'TRUSTED_DOCUMENTS_FILE' && next.trustedDocuments) {
