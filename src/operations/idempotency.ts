@@ -142,86 +142,92 @@ export function useIdempotency(
         },
       };
     },
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Not async: a hook that returns a promise makes every operation wait a turn for it, queries included.
+    onExecute(payload) {
+      const { args } = payload;
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
-      const context = args.contextValue as OperationContext;
-      const found = keyOf(context, overHttp.has(context.request), batches.has(context.request));
-      if (found === undefined) return;
-      if (found instanceof GraphQLError) return setResultAndStopExecution({ errors: [found] });
-      const { key, field } = found;
-      if (defersOrStreams(args.document))
-        return setResultAndStopExecution({
-          errors: [
-            refusal(`${field} is not honoured on a mutation with @defer or @stream: send it without them`, field),
-          ],
-        });
-      const licensee = context.principal?.licenseeId ?? '';
-      const stored = `${licensee}:${createHash('sha256').update(key).digest('base64url')}`;
-      const fingerprint = fingerprintOf(args.document, args.operationName, args.variableValues);
-      const signal = context.request.signal;
-      const until = Date.now() + waitMs;
-      for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
-        const claim = await store.claim(stored, fingerprint);
-        if ('held' in claim) {
-          holding.set(context, { held: claim.held, fingerprint });
-          return;
-        }
-        const held = 'kept' in claim ? claim.kept.fingerprint : claim.running.fingerprint;
-        if (held !== fingerprint)
-          return setResultAndStopExecution({
-            errors: [
-              refusal(
-                `this ${field} was sent with another operation or other variables; a new operation needs a new key`,
-                field,
-                422,
-              ),
-            ],
-          });
-        if ('kept' in claim) {
-          replayed.add(context.request);
-          return setResultAndStopExecution(replay(claim.kept.answer));
-        }
-        if (Date.now() + delay > until || signal.aborted) {
-          // It has run for waitMs already: its answer is likely near.
-          const retryAfterSeconds = 1;
-          return setResultAndStopExecution({
-            errors: [
-              new GraphQLError(
-                `an operation with this ${field} is still running; retry after ${retryAfterSeconds} s to get its answer`,
-                {
-                  extensions: {
-                    code: ErrorCode.IDEMPOTENT_REQUEST_IN_PROGRESS,
-                    field,
-                    retryAfterSeconds,
-                    http: { status: 409, headers: { 'retry-after': String(retryAfterSeconds) } },
-                  },
-                },
-              ),
-            ],
-          });
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+      return mutation(payload);
     },
     // Every door's result, once masked and marked (writeApplied) as its client receives it: what is kept.
-    async onExecutionResult({ request, context, result }) {
+    onExecutionResult({ request, context, result }) {
       const holder = holding.get(context);
       if (!holder) return;
       holding.delete(context);
       const answer = result && !(Symbol.asyncIterator in result) ? (result as ExecutionResult) : undefined;
       const sent = records.ofOperation(context, request).upstreamCalls > 0;
-      if (answer && (sent || hasRootField(answer))) {
-        await holder.held.keep({
+      if (answer && (sent || hasRootField(answer)))
+        return holder.held.keep({
           fingerprint: holder.fingerprint,
           answer: JSON.stringify(withoutCacheMetadata(answer)),
         });
-      } else await holder.held.release();
+      return holder.held.release();
     },
     onResponse({ request, response }) {
       if (replayed.has(request)) response.headers.set('idempotent-replayed', 'true');
     },
   };
+
+  async function mutation({ args, setResultAndStopExecution }: ExecutePayload): Promise<void> {
+    const context = args.contextValue as OperationContext;
+    const found = keyOf(context, overHttp.has(context.request), batches.has(context.request));
+    if (found === undefined) return;
+    if (found instanceof GraphQLError) return setResultAndStopExecution({ errors: [found] });
+    const { key, field } = found;
+    if (defersOrStreams(args.document))
+      return setResultAndStopExecution({
+        errors: [refusal(`${field} is not honoured on a mutation with @defer or @stream: send it without them`, field)],
+      });
+    const licensee = context.principal?.licenseeId ?? '';
+    const stored = `${licensee}:${createHash('sha256').update(key).digest('base64url')}`;
+    const fingerprint = fingerprintOf(args.document, args.operationName, args.variableValues);
+    const signal = context.request.signal;
+    const until = Date.now() + waitMs;
+    for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
+      const claim = await store.claim(stored, fingerprint);
+      if ('held' in claim) {
+        holding.set(context, { held: claim.held, fingerprint });
+        return;
+      }
+      const held = 'kept' in claim ? claim.kept.fingerprint : claim.running.fingerprint;
+      if (held !== fingerprint)
+        return setResultAndStopExecution({
+          errors: [
+            refusal(
+              `this ${field} was sent with another operation or other variables; a new operation needs a new key`,
+              field,
+              422,
+            ),
+          ],
+        });
+      if ('kept' in claim) {
+        replayed.add(context.request);
+        return setResultAndStopExecution(replay(claim.kept.answer));
+      }
+      if (Date.now() + delay > until || signal.aborted) {
+        // It has run for waitMs already: its answer is likely near.
+        const retryAfterSeconds = 1;
+        return setResultAndStopExecution({
+          errors: [
+            new GraphQLError(
+              `an operation with this ${field} is still running; retry after ${retryAfterSeconds} s to get its answer`,
+              {
+                extensions: {
+                  code: ErrorCode.IDEMPOTENT_REQUEST_IN_PROGRESS,
+                  field,
+                  retryAfterSeconds,
+                  http: { status: 409, headers: { 'retry-after': String(retryAfterSeconds) } },
+                },
+              },
+            ),
+          ],
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
 }
+
+type ExecutePayload = Parameters<NonNullable<Plugin['onExecute']>>[0];
 
 /**
  * The operation's key: the header (HTTP only, not in a batch) or `extensions.idempotencyKey`;
