@@ -123,7 +123,8 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
   'clients-and-auth': [
     {
       settings: ['LICENSEES_FILE'],
-      meaning: 'JSON file of the licensees served and the clients allowed to use each; all share `UPSTREAM_BASE_URL`. Read again when it changes and on SIGHUP ([Reloads](operating.md#reloads))',
+      meaning:
+        'JSON file of the licensees served and the clients allowed to use each; all share `UPSTREAM_BASE_URL`. Read again when it changes and on SIGHUP ([Reloads](operating.md#reloads))',
       default: 'unset: the one licensee above',
     },
     {
@@ -196,7 +197,8 @@ export const SETTING_GROUPS: Readonly<Record<string, readonly SettingRow[]>> = {
     },
     {
       settings: ['TRUSTED_DOCUMENTS_FILE'],
-      meaning: 'a manifest of the only operations that run, sent by id; checked at start, read again when it changes and on SIGHUP ([Reloads](operating.md#reloads))',
+      meaning:
+        'a manifest of the only operations that run, sent by id; checked at start, read again when it changes and on SIGHUP ([Reloads](operating.md#reloads))',
       default: 'unset: any document runs',
     },
   ],

@@ -74,7 +74,9 @@ describe('a subscriber that leaves leaves nothing behind (issue 28)', () => {
   it('1,000 subscribe/unsubscribe cycles (SSE and graphql-ws) leave the feed as one standing subscriber keeps it', async () => {
     // One subscriber stays for the whole test: the feed lives on, and what the cycles leave would stay in it.
     const standing = await subscribeSse(fetch, server.url, { eventId: EVENT });
-    await until(() => (member()?.polls ?? 0) > 0);
+    // Two polls: a join read that came late (a loaded machine) has the minute of the last test's
+    // booking told by the next poll, which then knows one record more (issue 36's feed start).
+    await until(() => (member()?.polls ?? 0) > 1);
     const start = footprint();
     expect(start).toMatchObject({ feeds: 1, members: 1, listeners: 1, closers: 1 });
     const client = wsClient(server.wsUrl);
