@@ -2,10 +2,8 @@ import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
-import { createGateway, type Gateway } from '../../src/gateway.ts';
-import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
-import { sharedStores } from '../../src/upstream/stores/redis-stores.ts';
 import { QuestionsDocument, SaveEventQuestionDocument } from '../documents/generated.ts';
+import { closeGateways, type GatewayOnRedis, gatewaysOnRedis } from '../helpers/in-process-replicas.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();
@@ -14,7 +12,7 @@ const serverPath = redisServerOrSkip();
 describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
   let redis: TestRedis;
   let emulator: Emulator;
-  const replicas: { gateway: Gateway; connection: RedisConnection }[] = [];
+  const replicas: GatewayOnRedis[] = [];
   /** While set, replica 2 holds the response-cache drops it hears here (its pub/sub socket read late). */
   let heldDrops: (() => void)[] | undefined;
 
@@ -22,10 +20,8 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
     redis = await startRedis(serverPath!);
     emulator = await startEmulator({ port: 0, rateLimit: false });
     const config = loadConfig({ LOG_LEVEL: 'silent', REDIS_URL: redis.url, REDIS_PREFIX: 'gateways:' });
-    for (let n = 0; n < 2; n++) {
-      const connection = await openRedis(config.redis!);
-      const stores = await sharedStores(connection, { windowMs: 60_000, timeoutMs: 5_000, fallbackShare: 1 / 3 });
-      const hearing: RedisConnection =
+    replicas.push(
+      ...(await gatewaysOnRedis(config, emulator.url, 2, (n, connection) =>
         n === 0
           ? connection
           : {
@@ -36,20 +32,12 @@ describe.skipIf(!serverPath)('replicas sharing one Redis', () => {
                     ? heldDrops.push(() => listener(message))
                     : listener(message),
                 ),
-            };
-      replicas.push({
-        gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, {
-          shared: { redis: hearing, stores },
-        }),
-        connection,
-      });
-    }
+            },
+      )),
+    );
   });
   afterAll(async () => {
-    for (const { gateway, connection } of replicas) {
-      await gateway.close();
-      await connection.close();
-    }
+    await closeGateways(replicas);
     await emulator?.close();
     await redis?.close();
   });

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/environment.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
-import { createGateway, type Gateway } from '../../src/gateway.ts';
-import { openRedis, type RedisConnection } from '../../src/redis/connection.ts';
-import { sharedStores } from '../../src/upstream/stores/redis-stores.ts';
+import { closeGateways, type GatewayOnRedis, gatewaysOnRedis } from '../helpers/in-process-replicas.ts';
 import { redisServerOrSkip, startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const serverPath = redisServerOrSkip();
@@ -16,7 +14,7 @@ const SECRET_KEY = '7a'.repeat(32);
 describe.skipIf(!serverPath)('Idempotency-Key across replicas on Redis', () => {
   let redis: TestRedis;
   let emulator: Emulator;
-  const replicas: { gateway: Gateway; connection: RedisConnection }[] = [];
+  const replicas: GatewayOnRedis[] = [];
 
   beforeAll(async () => {
     redis = await startRedis(serverPath!);
@@ -28,22 +26,10 @@ describe.skipIf(!serverPath)('Idempotency-Key across replicas on Redis', () => {
       WEBHOOK_SECRET_KEY: SECRET_KEY,
       WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1',
     });
-    for (let n = 0; n < 2; n++) {
-      const connection = await openRedis(config.redis!);
-      const stores = await sharedStores(connection, { windowMs: 60_000, timeoutMs: 5_000, fallbackShare: 1 / 3 });
-      replicas.push({
-        gateway: createGateway({ ...config, upstreamBaseUrl: emulator.url }, undefined, {
-          shared: { redis: connection, stores },
-        }),
-        connection,
-      });
-    }
+    replicas.push(...(await gatewaysOnRedis(config, emulator.url, 2)));
   }, 30_000);
   afterAll(async () => {
-    for (const { gateway, connection } of replicas) {
-      await gateway.close();
-      await connection.close();
-    }
+    await closeGateways(replicas);
     await emulator?.close();
     await redis?.close();
   });
