@@ -1,7 +1,8 @@
 import type { ExecutionResult } from 'graphql';
-import { finalAsyncIterator, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import { mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.ts';
 import { errorCodesOf, type OperationRecord, type OperationRecords } from '../operations/operation-record.ts';
+import { whenEnded } from '../operations/streams.ts';
 
 /**
  * The audit trail (docs/operating.md, "Audit trail"), without personal data: one info line per GraphQL
@@ -41,7 +42,7 @@ export function useAuditTrail(records: OperationRecords, options: AuditOptions):
         for (const code of errorCodesOf([payload])) if (!codes.includes(code)) codes.push(code);
         return payload;
       });
-      setResult(finalAsyncIterator(payloads, () => log(record, request, null)));
+      setResult(whenEnded(payloads, () => log(record, request, null)));
     },
     onResponse({ request, response }) {
       const record = records.of(request);
