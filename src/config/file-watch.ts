@@ -1,3 +1,4 @@
+import { type Stats, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 
 /**
@@ -12,12 +13,13 @@ export function watchFiles(
   paths: readonly string[],
   changed: (paths: string[]) => void,
   everyMs = 500,
-): { stop(): void; ready: Promise<void> } {
+): { stop(): void } {
   const seen = new Map<string, string>();
   /** Files seen changing, told once they hold still. */
   const settling = new Map<string, string>();
+  // Taken now, not a turn later: a change made once the caller goes on is a change.
+  for (const path of paths) seen.set(path, signatureNow(path));
   let looking = false;
-  const ready = Promise.all(paths.map(async (path) => seen.set(path, await signatureOf(path)))).then(() => undefined);
   const look = async () => {
     if (looking) return;
     looking = true;
@@ -38,16 +40,26 @@ export function watchFiles(
       looking = false;
     }
   };
-  const timer = setInterval(() => void ready.then(look), everyMs);
+  const timer = setInterval(() => void look(), everyMs);
   timer.unref();
-  return { stop: () => clearInterval(timer), ready };
+  return { stop: () => clearInterval(timer) };
+}
+
+const signatureText = ({ dev, ino, size, mtimeMs, ctimeMs }: Stats) => `${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+const unreadable = (error: unknown) => `unreadable:${(error as NodeJS.ErrnoException).code ?? 'unknown'}`;
+
+function signatureNow(path: string): string {
+  try {
+    return signatureText(statSync(path));
+  } catch (error) {
+    return unreadable(error);
+  }
 }
 
 async function signatureOf(path: string): Promise<string> {
   try {
-    const { dev, ino, size, mtimeMs, ctimeMs } = await stat(path);
-    return `${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
+    return signatureText(await stat(path));
   } catch (error) {
-    return `unreadable:${(error as NodeJS.ErrnoException).code ?? 'unknown'}`;
+    return unreadable(error);
   }
 }
