@@ -68,9 +68,15 @@ export function useMetrics(
     for (const code of codes) metrics.refusals.inc({ code });
   };
   const labelOf = (name: string | undefined) => (!name ? 'anonymous' : operationNames.has(name) ? name : 'other');
+  /** Each request's path label, from the URL Yoga parsed already (a response made before this plugin's turn parses its own). */
+  const paths = new WeakMap<Request, string>();
   return {
+    onRequest({ request, url }) {
+      paths.set(request, pathLabel(url.pathname));
+    },
     onResponse({ request, response }) {
-      metrics.httpResponses.inc({ path: pathLabel(new URL(request.url).pathname), status: String(response.status) });
+      const path = paths.get(request) ?? pathLabel(new URL(request.url).pathname);
+      metrics.httpResponses.inc({ path, status: String(response.status) });
     },
     onExecutionResult({ request, context, result }) {
       if (!result) return;
