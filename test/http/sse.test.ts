@@ -114,6 +114,9 @@ describe('subscriptions on a listening gateway', () => {
   it('three SSE streams of one feed take no more timers than one, get keep-alive comments and their changes', async () => {
     const first = await subscribeSse(fetch, server.url, { eventId: EVENT });
     await until(() => t.gateway.changeFeeds.active().some((feed) => feed.eventId === EVENT && feed.polls > 0));
+    // Counted while the feed's next poll waits (a poll in flight holds no timer: a loaded machine).
+    const pollWaiting = () => until(() => t.gateway.changeFeeds.footprint().timers === 1, 5_000);
+    await pollWaiting();
     const withOne = timers();
     // A raw reader of one more stream sees the comments between events.
     const leave = new AbortController();
@@ -129,6 +132,7 @@ describe('subscriptions on a listening gateway', () => {
     expect(raw.headers.get('content-type')).toBe('text/event-stream');
     const third = await subscribeSse(fetch, server.url, { eventId: EVENT });
     // Yoga's own processor started a timer per stream (this fails with it); the one tick here is unref'd.
+    await pollWaiting();
     expect(timers()).toBe(withOne);
     const reader = raw.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = '';
