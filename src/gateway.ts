@@ -52,6 +52,7 @@ import { useCacheControl } from './operations/response-cache/cache-control.ts';
 import { useGatewayResponseCache } from './operations/response-cache/plugin.ts';
 import { ReplicaDrops } from './operations/response-cache/replica-drops.ts';
 import { useRouterCacheAliases } from './operations/response-cache/router-aliases.ts';
+import { SharedSubscriptions } from './operations/shared-subscriptions.ts';
 import { useStaleMarks } from './operations/stale-marks.ts';
 import { MemorySubscriptionSlots, useSubscriptionLimit } from './operations/subscription-limit.ts';
 import { trustedDocuments } from './operations/trusted-documents.ts';
@@ -122,6 +123,10 @@ export function createGateway(
     queueLength: (licensee) => upstream.budget.waiting(licensee),
     feeds: () => changeFeeds.active(),
     breakerOpen: () => upstream.breakerOpen(),
+    subscriptions: () => ({
+      executions: sharedSubscriptions.executions,
+      subscribers: sharedSubscriptions.subscribers,
+    }),
   });
   const upstream: UpstreamClient = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
@@ -287,10 +292,25 @@ export function createGateway(
     // After every check: the router's callback URL is checked only for a subscription every rule let through.
     useSubscriptionCallbacks(callbacks, { enabled: config.subscriptionCallbackUrls.length > 0 }),
   ];
+  /** An operation's context: it acts for the principal's licensee, its token, budget, cache and calls only. */
+  const contextOf = (principal: Principal, account: GatewayContext['account'], onSent?: () => void, fresh = false) => {
+    const context = createContext(principal, account, upstream, resolverLog, onSent, fresh);
+    // Set, not spread into a copy: a copy of the context per request costs more than it seems.
+    context.changeFeeds = changeFeeds;
+    context.webhooks = webhooks.management;
+    return context;
+  };
+  // Subscribers of one operation share one execution per change, in a context of the group's own.
+  const sharedSubscriptions = new SharedSubscriptions({
+    contextFor: (first) => contextOf(first.principal, first.account, undefined, first.freshReads === true),
+    onExecuted: () => metrics.subscriptionExecutions.inc(),
+  });
   const execution: Plugin[] = [
     // The executor first: the response cache wraps whichever runs (it adds __typename to the
     // document and reads the result's entities), so it must not be replaced after it.
     ...(config.graphqlJit ? useCompiledExecution() : []),
+    // A subscription joins the one execution of its operation (it passed every check above, alone).
+    sharedSubscriptions.plugin(),
     // A router's own response-cache aliases, renamed so that ours does not take them for its metadata.
     useRouterCacheAliases(),
     // A mutation's Idempotency-Key: after every check (a refused one claims no key), before the response
@@ -325,18 +345,12 @@ export function createGateway(
       const principal = principals.of(request);
       // Each operation of a batch counts its own upstream calls (its own audit line).
       const operation = operations.ofOperation(initial, request);
-      const context = createContext(
+      return contextOf(
         principal,
         (licensees.get(principal.licenseeId) ?? retired.get(principal.licenseeId)!).account,
-        upstream,
-        resolverLog,
         () => void operation.upstreamCalls++,
         freshReadAsked(initial.params, request),
       );
-      // Set, not spread into a copy: a copy of the context per request costs more than it seems.
-      context.changeFeeds = changeFeeds;
-      context.webhooks = webhooks.management;
-      return context;
     },
     maskedErrors: { maskError: mask },
     // Served by useGraphiql, after the Host check (Yoga's own page answers before any plugin).

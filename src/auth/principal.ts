@@ -23,3 +23,19 @@ export function hasExpired(principal: Principal, now: number = Date.now()): bool
 export function anonymousPrincipal(licenseeId: string): Principal {
   return { client: 'anonymous', licenseeId, scopes: new Set(SCOPES) };
 }
+
+/**
+ * What decides an answer for a principal: its licensee's data as its scopes let it see them. Two
+ * principals with the same audience get the same answer to the same operation (the response cache
+ * keeps one for both, a shared subscription runs once for both); two licensees never share one,
+ * nor two clients of one licensee with different scopes. Kept per principal object (one per
+ * credential and its scopes), so a hit does not sort and print the scopes again.
+ */
+export function audienceOf(principal: Principal): string {
+  let audience = audiences.get(principal);
+  if (audience === undefined)
+    audiences.set(principal, (audience = JSON.stringify([principal.licenseeId, [...principal.scopes].sort()])));
+  return audience;
+}
+
+const audiences = new WeakMap<Principal, string>();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError, parse } from 'graphql';
 import { CloseCode } from 'graphql-ws';
@@ -8,6 +9,7 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { atTime } from '../auth/credential-expiry.ts';
 import type { Authenticator } from '../auth/verdict.ts';
 import type { InputBounds } from '../config/environment.ts';
+import { isWrittenFromKeptJson, stringifyKept } from '../operations/kept-json.ts';
 import { isAllowedPage, type PageOrigins } from './cross-site.ts';
 import { hostNameOf, isAllowedHost } from './hosts.ts';
 import { inputBoundsProblem, jsonTextProblem, SCAN_TEXT_FROM_BYTES } from './input-bounds.ts';
@@ -81,8 +83,12 @@ export function serveWebSockets(server: Server, pipeline: Pipeline, options: Web
   });
   /** Cancels each socket's close at its credential's expiry. */
   const expiries = new WeakMap<object, () => void>();
+  const kept = new KeptPayloads();
   // graphql-ws parses a message whole before any hook sees it: a large one is measured as text first.
-  sockets.on('connection', (socket) => measureMessages(socket, options.inputBounds));
+  sockets.on('connection', (socket) => {
+    measureMessages(socket, options.inputBounds);
+    kept.spliceInto(socket);
+  });
   const disposable = useServer(
     {
       // The operation already ran in the pipeline (onSubscribe): its result is handed over as is.
@@ -123,6 +129,7 @@ export function serveWebSockets(server: Server, pipeline: Pipeline, options: Web
           return result.errors.map(forSocket);
         return { document: PIPELINE_OPERATION, rootValue: result } as ExecutionArgs;
       },
+      jsonMessageReplacer: kept.replacer,
       // Errors as a socket sends them: without `extensions.http`, which is HTTP's.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => forSocket(error).toJSON()) } : undefined,
@@ -226,4 +233,36 @@ function measureMessages(socket: WebSocket, bounds: InputBounds): void {
       listener(data, isBinary);
     });
   }) as WebSocket['on'];
+}
+
+/**
+ * graphql-ws serialises each message whole: a payload written from kept JSON (a shared
+ * subscription's, operations/kept-json.ts) stands in it as a mark, and its JSON, serialised once
+ * for every socket, is spliced in as the message is sent, which graphql-ws does right after
+ * serialising it (nothing runs in between).
+ */
+class KeptPayloads {
+  readonly #mark = `kept-json:${randomUUID()}`;
+  /** graphql-ws writes `{id, type, payload}`: the payload is the message's end. */
+  readonly #tail = `"payload":"${this.#mark}"}`;
+  #json: string | undefined;
+
+  readonly replacer = (key: string, value: unknown): unknown => {
+    if (key !== 'payload' || !isWrittenFromKeptJson(value)) return value;
+    this.#json = stringifyKept(value);
+    return this.#mark;
+  };
+
+  spliceInto(socket: WebSocket): void {
+    const send = socket.send.bind(socket) as (data: unknown, ...rest: unknown[]) => void;
+    socket.send = ((data: unknown, ...rest: unknown[]) => send(this.#spliced(data), ...rest)) as WebSocket['send'];
+  }
+
+  #spliced(message: unknown): unknown {
+    const json = this.#json;
+    if (json === undefined) return message;
+    this.#json = undefined;
+    if (typeof message !== 'string' || !message.endsWith(this.#tail)) return message;
+    return `${message.slice(0, -this.#tail.length)}"payload":${json}}`;
+  }
 }

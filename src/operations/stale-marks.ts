@@ -16,8 +16,8 @@ export function useStaleMarks(): Plugin {
     const calls = (context as { calls?: RequestCalls } | undefined)?.calls;
     if (!calls) return undefined;
     return ({ result, setResult }: { result: unknown; setResult: (result: never) => void }) => {
-      const stale = calls.takeStale();
-      if (stale.length > 0) setResult(withStale(result as Payload, stale) as never);
+      const marked = markedStale(result as Payload, calls);
+      if (marked !== result) setResult(marked as never);
     };
   };
   // One answer is marked when done; a stream of them, payload by payload.
@@ -38,6 +38,16 @@ export function useStaleMarks(): Plugin {
       return mark && { onSubscribeResult: onResult(mark) };
     },
   };
+}
+
+/**
+ * `result` marked with the stale reads `calls` made since they were last taken (a new object), or
+ * `result` itself when there were none. A shared subscription marks its payloads with its own
+ * execution's reads (shared-subscriptions.ts).
+ */
+export function markedStale<T extends Payload>(result: T, calls: RequestCalls): T {
+  const stale = calls.takeStale();
+  return stale.length > 0 ? (withStale(result, stale) as T) : result;
 }
 
 function withStale(result: Payload, stale: StaleRead[]): Payload {

@@ -82,7 +82,12 @@ builder.subscriptionField('reservationChanged', (t) =>
       }),
       filter: t.arg({ type: ReservationChangeFilter, description: 'Only changes of reservations matching this.' }),
     },
-    ...costs(changeFeed),
+    extensions: {
+      ...costs(changeFeed).extensions,
+      // `since` replays history for its one subscriber: a subscription given one runs alone, the
+      // others of one operation share one execution (operations/shared-subscriptions.ts).
+      replayArguments: ['since'],
+    },
     ...needs('read'),
     subscribe: (_root, args, ctx) => subscribeReservationChanges(ctx, args),
     // A failure (unknown event, `since` in the future) is the stream's last event: a GraphQL error.

@@ -12,6 +12,8 @@ export interface LiveState {
   feeds(): readonly { licenseeId: string; members: number; polling: boolean }[];
   /** Whether the upstream breaker is open (calls refused without being sent). */
   breakerOpen(): boolean;
+  /** Subscription executions running now (each serving every subscriber of one operation), and their subscribers. */
+  subscriptions?(): { executions: number; subscribers: number };
 }
 
 /** One upstream failure as the status page lists it: codes and endpoints, nothing of the request. */
@@ -116,6 +118,12 @@ export class GatewayMetrics implements UpstreamObserver {
     registers: [this.registry],
   });
 
+  readonly subscriptionExecutions = new Counter({
+    name: 'gateway_subscription_executions_total',
+    help: 'Payloads executed for subscriptions: one per change for all subscribers of one operation (document, variables, licensee and scopes), however many they are.',
+    registers: [this.registry],
+  });
+
   readonly configReloads = new Counter({
     name: 'gateway_config_reloads_total',
     help: 'Reloads of a configuration file (LICENSEES_FILE, TRUSTED_DOCUMENTS_FILE), by file and outcome: success, or failure (the file was refused whole and the one before it kept serving).',
@@ -182,7 +190,7 @@ export class GatewayMetrics implements UpstreamObserver {
     );
     perLicensee(
       'gateway_change_subscribers',
-      'Subscribers of the licensee’s change feeds.',
+      'Members of the licensee’s change feeds: one per subscription execution (subscribers of one operation share one: gateway_subscription_subscribers counts them) and one per event webhooks follow.',
       countFeeds((feed) => feed.members),
     );
     new Gauge({
@@ -198,6 +206,22 @@ export class GatewayMetrics implements UpstreamObserver {
         this.set({ quantile: '0.99' }, seconds(delay.percentile(99)));
         this.set({ quantile: '1' }, seconds(delay.max));
         delay.reset();
+      },
+    });
+    new Gauge({
+      name: 'gateway_subscription_groups',
+      help: 'Subscription executions running now, each feeding every subscriber of one operation (document, variables, licensee and scopes).',
+      registers: [this.registry],
+      collect() {
+        this.set(live.subscriptions?.().executions ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_subscription_subscribers',
+      help: 'Subscribers of the subscription executions running now, on every door.',
+      registers: [this.registry],
+      collect() {
+        this.set(live.subscriptions?.().subscribers ?? 0);
       },
     });
     new Gauge({

@@ -2,18 +2,22 @@ import { createHash } from 'node:crypto';
 import { type Cache, useResponseCache } from '@envelop/response-cache';
 import { type DocumentNode, getOperationAST, print } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { audienceOf } from '../../auth/principal.ts';
 import { type CachedType, FALLBACK_TTL } from '../../config/response-cache-ttls.ts';
 import type { GatewayContext } from '../../resolvers/context.ts';
 import { rootFields } from '../../schema/selection.ts';
 import { isLarge } from '../bulkhead.ts';
 import { defersOrStreams } from '../incremental.ts';
+import { writtenFromKeptJson } from '../kept-json.ts';
+import { stableJson } from '../stable-json.ts';
 import { DEFAULT_STORE_LIMITS, ResponseStore, type StoreLimits } from './store.ts';
 import { CHANGED_BY_MUTATION } from './writes.ts';
 
 /**
  * The response cache (docs/architecture.md, "Response cache"): whole answers kept per licensee and
  * client scopes, for the lifetime of the shortest-lived type they hold (config/response-cache-ttls.ts), dropped by our
- * own mutations (writes.ts).
+ * own mutations (writes.ts). A kept answer is written from the JSON of its data serialised when it
+ * was first written (kept-json.ts): a hit executes and serialises nothing of it.
  *
  * Built on @envelop/response-cache rather than Yoga's wrapper of it: the wrapper serves a hit
  * while reading the request's parameters, before the document is validated (query limits), the
@@ -98,7 +102,10 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       },
       set: (id, answer, entities, ttl) => {
         const entityList = [...entities];
-        const kept = store ? store.keep(id, answer, entityList, ttl) : measuring.accepts(entityList, ttl);
+        // Written from the JSON of its data serialised once, when this answer is first written: every hit is its bytes.
+        const kept = store
+          ? store.keep(id, writtenFromKeptJson(answer), entityList, ttl)
+          : measuring.accepts(entityList, ttl);
         if (kept) lifetimes.set(context, ttl);
       },
       invalidate: (entities) => store?.invalidate(entities),
@@ -119,7 +126,7 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
       cache: (context) => cacheOf(context as GatewayContext),
       // A client's answers are its licensee's data as its scopes let it see them: two licensees never
       // share an answer, nor two clients of one licensee with different scopes.
-      session: (context) => sessionOf(context.principal),
+      session: (context) => audienceOf(context.principal),
       // Nor an operation whose client asked that its reads reach the service.
       enabled: (context) => !uncached.has(context) && context.freshReads !== true,
       ttl: FALLBACK_TTL,
@@ -176,27 +183,6 @@ export function useGatewayResponseCache(settings: ResponseCacheSettings): Respon
     invalidate: (licensee, types) => void invalidate(licensee, types),
     keptFor: (context) => lifetimes.get(context),
   };
-}
-
-/** Per principal (one object per credential and its scopes): a hit does not sort and print the scopes again. */
-const sessions = new WeakMap<GatewayContext['principal'], string>();
-
-function sessionOf(principal: GatewayContext['principal']): string {
-  let session = sessions.get(principal);
-  if (session === undefined)
-    sessions.set(principal, (session = JSON.stringify([principal.licenseeId, [...principal.scopes].sort()])));
-  return session;
-}
-
-/** JSON with object keys sorted: the same variables sent in another key order find the same answer. */
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  const object = value as Record<string, unknown>;
-  const keys = Object.keys(object)
-    .filter((key) => object[key] !== undefined)
-    .sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${stableJson(object[key])}`).join(',')}}`;
 }
 
 interface RequestParams {
