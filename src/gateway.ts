@@ -30,6 +30,7 @@ import { useReadableHttpErrors } from './http/readable-errors.ts';
 import { useReadiness } from './http/readiness.ts';
 import { useSecurityHeaders } from './http/security-headers.ts';
 import { SseStreams } from './http/sse.ts';
+import { useStreamedLargeAnswers } from './http/streamed-answers.ts';
 import { serveWebSockets, type WebSocketTransport } from './http/websocket.ts';
 import { useAuditTrail } from './observability/audit.ts';
 import { yogaLogging } from './observability/logger.ts';
@@ -263,6 +264,8 @@ export function createGateway(
     ...(signature ? [signature.plugin] : []),
     // A subscription's SSE stream, kept alive by one timer for all of them (SUBSCRIPTION_KEEPALIVE_MS).
     sseStreams.plugin(),
+    // An answer holding a long list (a page of reservations) is written as it is serialised, in pieces.
+    useStreamedLargeAnswers(),
   ];
   // Only the manifest's documents run, when TRUSTED_DOCUMENTS_FILE is set; else any document, by hash once sent.
   const documents = manifest
