@@ -79,6 +79,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** The change feeds of `reservationChanged`. */
   changeFeeds: FeedRegistry;
+  /** Subscription executions running now, and their subscribers on every door (shared-subscriptions.ts). */
+  subscriptions(): { executions: number; subscribers: number };
   /** The subscriptions this replica delivers through router callbacks. */
   callbacks: CallbackDeliveries;
   /** Webhook endpoints, their deliveries, and the feeds joined for them (docs/webhooks.md). */
@@ -124,10 +126,7 @@ export function createGateway(
     queueLength: (licensee) => upstream.budget.waiting(licensee),
     feeds: () => changeFeeds.active(),
     breakerOpen: () => upstream.breakerOpen(),
-    subscriptions: () => ({
-      executions: sharedSubscriptions.executions,
-      subscribers: sharedSubscriptions.subscribers,
-    }),
+    subscriptions: () => subscriptions(),
   });
   const upstream: UpstreamClient = new UpstreamClient({
     baseUrl: config.upstreamBaseUrl,
@@ -303,6 +302,10 @@ export function createGateway(
     context.webhooks = webhooks.management;
     return context;
   };
+  const subscriptions = () => ({
+    executions: sharedSubscriptions.executions,
+    subscribers: sharedSubscriptions.subscribers,
+  });
   // Subscribers of one operation share one execution per change, in a context of the group's own.
   const sharedSubscriptions = new SharedSubscriptions({
     contextFor: (first) => contextOf(first.principal, first.account, undefined, first.freshReads === true),
@@ -478,6 +481,7 @@ export function createGateway(
     upstream,
     metrics,
     changeFeeds,
+    subscriptions,
     callbacks,
     webhooks,
     reload,

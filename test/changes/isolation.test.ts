@@ -53,12 +53,14 @@ describe('reservationChanged across licensees', () => {
     expect(numbersOf(globexByInit)).toEqual([6001]);
     expect(numbersOf(globexByHeader)).toEqual([6001]);
     // One feed per licensee (by its systemIdentifier) and event: acme's and globex's feeds are apart.
+    // Globex's two subscribers of one operation share one execution, the feed's one member.
     expect(
       t.gateway.changeFeeds.active().map(({ licenseeId, eventId, members }) => ({ licenseeId, eventId, members })),
     ).toEqual([
       { licenseeId: '1001', eventId: 5003, members: 1 },
-      { licenseeId: '2002', eventId: 6001, members: 2 },
+      { licenseeId: '2002', eventId: 6001, members: 1 },
     ]);
+    expect(t.gateway.subscriptions()).toEqual({ executions: 2, subscribers: 3 });
 
     const across = await subscribeSse(fetch, server.url, { eventId: 6001 }, { authorization: bearer('acme-web') });
     await across.completed;

@@ -80,7 +80,8 @@ describe('a subscriber that leaves leaves nothing behind (issue 28)', () => {
     const start = footprint();
     expect(start).toMatchObject({ feeds: 1, members: 1, listeners: 1, closers: 1 });
     const client = wsClient(server.wsUrl);
-    const members = () => member()?.members ?? 0;
+    // Each cycle's subscriber joins the standing one's execution (one operation): the feed keeps one member.
+    const members = () => t.gateway.subscriptions().subscribers;
     // Checks every millisecond: the cycles' own pace, not a 20 ms tick.
     const settle = async (condition: () => boolean) => {
       while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));

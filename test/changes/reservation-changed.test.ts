@@ -321,7 +321,8 @@ describe('reservationChanged at shutdown', () => {
     const overSse = await sse({ eventId: 5003 });
     const ws = wsClient(server.wsUrl);
     const overWs = subscribeWs(ws, { eventId: 5003 });
-    await until(() => t.gateway.changeFeeds.active()[0]?.members === 2 && pollsOf(5003) > 0);
+    // Both share one execution, the feed's one member.
+    await until(() => t.gateway.subscriptions().subscribers === 2 && pollsOf(5003) > 0);
     t.gateway.changeFeeds.close();
     await overSse.completed;
     await overWs.completed;
