@@ -317,12 +317,16 @@ describe('reloading LICENSEES_FILE in a running gateway', () => {
     expect((await pollers(replica))['1001']).toBe(1);
     expect((await ask(replica, CLIENT_KEYS['globex-ops'])).status).toBe(401);
 
-    // acme's subscription goes on: it hears the next booking.
+    // acme's subscription goes on: it hears the next booking. (A feed that began late on a loaded
+    // machine may first tell an earlier test's booking of the same minute: issue 36's feed start.)
     const booked = await book(emulator, { eventId: 5001 });
-    await acmeSse.take(1);
-    expect(acmeSse.received[0]?.data).toMatchObject({
-      reservationChanged: { reservation: { reservationNumber: booked.reservationNumber } },
-    });
+    const numbers = () =>
+      acmeSse.received.map(
+        (r) =>
+          (r.data?.reservationChanged as { reservation?: { reservationNumber?: number } } | undefined)?.reservation
+            ?.reservationNumber,
+      );
+    await within(5_000, 'acme hears the booking', async () => numbers().includes(booked.reservationNumber));
     expect(codesOf(acmeSse.received)).toEqual([]);
 
     // Added back by another write: served again, its token and budget made on first use.
