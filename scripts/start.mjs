@@ -20,4 +20,18 @@ if (isStale(newestSourceMtime(root), readStamp(outDir))) {
   });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
+// Under a container's memory limit Node starts again, as this same process (process.execve, Node
+// 22.15 on), with V8's heap sized as the image's command sizes it (src/config/heap.ts): V8's own
+// sizing there costs several times the CPU per large answer. Nothing changes without a limit, or
+// when a heap size was given (on the command line or in NODE_OPTIONS).
+const { memoryLimit, startFlags } = await import('../dist/config/heap.js');
+const heapFlags = startFlags({
+  execArgv: process.execArgv,
+  nodeOptions: process.env.NODE_OPTIONS,
+  limit: memoryLimit(),
+  knowsPercentage: process.allowedNodeEnvironmentFlags.has('--max-old-space-size-percentage'),
+});
+if (heapFlags && typeof process.execve === 'function' && process.platform !== 'win32') {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...heapFlags, ...process.argv.slice(1)]);
+}
 await import('../dist/main.js');

@@ -15,6 +15,7 @@ export const START_FIRST = [
   'test/e2e/production-install.test.ts',
   'test/e2e/clients.test.ts',
   'test/e2e/image.test.ts',
+  'test/e2e/image-memory.test.ts',
   'test/redis/callbacks.test.ts',
   'test/redis/outage-logs.test.ts',
   'test/e2e/federation-example.test.ts',

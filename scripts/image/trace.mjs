@@ -27,9 +27,16 @@ const ENTRIES = ['dist/main.js', 'dist/emulator/main.js'];
  * scanners read each package's own package.json under node_modules. `npm start` (scripts/start.mjs)
  * loads its staleness check and dist/main.js, an entry already; traced itself, its `dist` folder
  * (where it looks for the build's stamp) would bring every file of dist/, the modules dist/main.js
- * holds bundled (scripts/build.mjs) and the packages they import.
+ * holds bundled (scripts/build.mjs) and the packages they import; it also loads dist/config/heap.js.
  */
-const ALSO = ['package.json', 'scripts/start.mjs', 'scripts/staleness.mjs', 'dist/.build-stamp.json'];
+const ALSO = [
+  'package.json',
+  'scripts/start.mjs',
+  'scripts/staleness.mjs',
+  'dist/.build-stamp.json',
+  // What `npm start` asks how to size V8's heap (src/config/heap.ts): not in the bundle.
+  'dist/config/heap.js',
+];
 /** Each traced package's licence and notice files: the licences of what the image distributes. */
 const LICENSE = /^(licen[cs]e|notice|copying)(\.\w+)?$/i;
 const NEVER_READ = [

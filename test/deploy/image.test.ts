@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HEAP_FLAGS } from '../../src/config/heap.ts';
 import { PRODUCTION_TREE } from '../helpers/production-tree.ts';
 
 /**
@@ -89,8 +90,8 @@ describe('the Dockerfile', () => {
     expect(manifest).toContain(`runAsUser: ${user.split(':')[0]}`);
   });
 
-  it('starts node dist/main.js in exec form, so that SIGTERM reaches Node', () => {
-    expect(JSON.parse(one(runtime, 'CMD'))).toEqual(['node', 'dist/main.js']);
+  it('starts node dist/main.js in exec form, so that SIGTERM reaches Node, with the heap sized from the container', () => {
+    expect(JSON.parse(one(runtime, 'CMD'))).toEqual(['node', ...HEAP_FLAGS, 'dist/main.js']);
   });
 
   it('lets only what the build stage copies into the build context', () => {

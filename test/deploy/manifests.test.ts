@@ -31,6 +31,7 @@ interface KeyRef {
 interface Container {
   name: string;
   image: string;
+  command?: string[];
   args?: string[];
   env?: EnvVar[];
   envFrom?: { secretRef?: { name: string }; configMapRef?: { name: string } }[];
@@ -184,14 +185,14 @@ describe.skipIf(!kubectl)('deploy/kubernetes, rendered by kubectl kustomize', ()
       expect(container.resources?.limits?.memory, `${owner} ${container.name}`).toEqual(expect.any(String));
     }
     const limitMiB = mebibytes(gateway!.resources!.limits!.memory!);
-    // The peak RSS measured in docs/benchmarks.md (S4b, 50 connections) is 732 MiB.
-    expect(mebibytes(gateway!.resources!.requests!.memory!)).toBeGreaterThanOrEqual(732);
-    const heap = /^--max-old-space-size=(\d+)$/.exec(
-      gateway!.args?.find((arg) => arg.startsWith('--max-old-space-size=')) ?? '',
-    );
-    expect(heap, 'args set --max-old-space-size').not.toBeNull();
-    expect(Number(heap![1])).toBeLessThan(limitMiB * 0.75);
-    expect(gateway!.args?.at(-1)).toBe('dist/main.js');
+    const requestMiB = mebibytes(gateway!.resources!.requests!.memory!);
+    // The image serves distinct 1000-record pages at 50 connections in 512 MiB (bench/image-memory.ts,
+    // test/e2e/image-memory.test.ts runs it in the request); the limit leaves room above it.
+    expect(requestMiB).toBeGreaterThanOrEqual(512);
+    expect(limitMiB).toBeGreaterThanOrEqual(requestMiB);
+    // The image's own command sizes the heap from the limit: a command or args here would replace it.
+    expect(gateway!.command).toBeUndefined();
+    expect(gateway!.args).toBeUndefined();
   });
 
   it('finds every Secret and ConfigMap a pod names, with every key it reads', () => {

@@ -1,23 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BUILD_TIMEOUT_MS,
+  buildImageOrSkip,
+  deployedGateway,
+  IMAGE,
+  LIMITS,
+  logsOf,
+  podman,
+  ROOT,
+  readyUrl,
+} from '../helpers/image.ts';
 import { NEVER_IN_PRODUCTION } from '../helpers/production-tree.ts';
-import { run } from '../helpers/run.ts';
 import { subscribeSse } from '../helpers/subscriptions.ts';
 
 /**
- * The image, built from the Dockerfile unchanged (scripts/image/build.sh: podman, over the stand-in
- * base of scripts/image/base.sh where no registry of images is reachable) and run as the manifests
+ * The image, built from the Dockerfile unchanged (test/helpers/image.ts) and run as the manifests
  * run it: a read-only root file system, user 1000, HOST=0.0.0.0, over the embedded emulator. A
  * query, a subscription over SSE, its HEALTHCHECK, a clean exit on SIGTERM within the grace period,
  * and what the image holds. Without podman (or as a user other than root) a user's run skips this,
- * saying why; CI (REQUIRE_PODMAN=1, set by .ci/run) fails instead.
+ * saying why; CI (REQUIRE_PODMAN=1, set by .ci/run) fails instead. image-memory.test.ts runs it in
+ * a container of the manifest's memory request.
  */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const IMAGE = process.env.GATEWAY_IMAGE ?? 'localhost/reservation-gateway:ci';
-/** What scripts/image/build.sh passes: containers here need explicit limits. */
-const LIMITS = ['--ulimit', 'nofile=20000:20000', '--ulimit', 'nproc=4096'];
 /**
  * The image's size limit: 250 MB. The stand-in base is 224 MB (Node 24.21 with its npm on Debian
  * bookworm, as the official one); the runtime tree scripts/image/trace.mjs copies adds about 25
@@ -25,46 +30,17 @@ const LIMITS = ['--ulimit', 'nofile=20000:20000', '--ulimit', 'nproc=4096'];
  */
 const MAX_IMAGE_BYTES = 250 * 1000 * 1000;
 /** deploy/kubernetes/deployment.yaml's terminationGracePeriodSeconds. */
-const GRACE_SECONDS = Number(
-  /terminationGracePeriodSeconds: (\d+)/.exec(
-    readFileSync(join(ROOT, 'deploy/kubernetes/deployment.yaml'), 'utf8'),
-  )![1],
-);
+const GRACE_SECONDS = deployedGateway().terminationGracePeriodSeconds;
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, { dev?: boolean }>;
 };
-
-/** A program run to its end in the repository's folder. */
-const inRoot = (command: string, args: string[]) => run(command, args, { cwd: ROOT });
-/** podman with the runtime that works on these machines (crun refuses mixed cgroup mounts). */
-const podman = (...args: string[]) => inRoot('podman', ['--runtime', 'runc', ...args]);
-
-/** Why the image cannot be built and run here; undefined when it can. */
-async function unavailable(): Promise<string | undefined> {
-  const version = await inRoot('podman', ['--version']).catch((error: Error) => ({
-    code: 1,
-    stdout: '',
-    stderr: error.message,
-  }));
-  if (version.code !== 0) return `podman is not installed (${version.stderr.trim()})`;
-  if (process.getuid?.() !== 0) return 'podman builds here as root only (the stand-in base needs debootstrap)';
-  return undefined;
-}
 
 let skipped: string | undefined;
 let container: string | undefined;
 
 beforeAll(async () => {
-  skipped = await unavailable();
-  if (skipped) {
-    if (process.env.REQUIRE_PODMAN === '1') throw new Error(`REQUIRE_PODMAN=1 but ${skipped}`);
-    console.warn(`Skipping the image tests: ${skipped} (REQUIRE_PODMAN=1 makes this a failure)`);
-    return;
-  }
-  // Cached: .ci/run has built it already, and podman reuses every layer nothing changed under.
-  const build = await inRoot('sh', ['scripts/image/build.sh', IMAGE]);
-  expect(build.code, build.stderr.slice(-3000)).toBe(0);
-}, 1_200_000); // a first build: a debootstrap and two `npm ci`, minutes on a busy machine
+  skipped = await buildImageOrSkip('the image tests');
+}, BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
   if (container) await podman('rm', '--force', container);
@@ -150,14 +126,8 @@ describe('the image', () => {
     );
     expect(started.code, started.stderr).toBe(0);
     container = started.stdout.trim();
-    const logs = async () => {
-      const result = await podman('logs', container!);
-      return result.stdout + result.stderr;
-    };
-    await expect.poll(logs, { timeout: 60_000, interval: 250 }).toMatch(/ready at http:\/\/\S+\/graphql/);
-    const port = await podman('port', container, '4000');
-    expect(port.code, port.stderr).toBe(0);
-    const url = `http://127.0.0.1:${/:(\d+)\s*$/.exec(port.stdout)![1]}/graphql`;
+    const logs = () => logsOf(container!);
+    const url = await readyUrl(container);
 
     const query = await fetch(url, {
       method: 'POST',
