@@ -34,6 +34,8 @@ export function useStreamedLargeAnswers(): Plugin {
 export const LONG_LIST = 200;
 /** Characters serialised before they are handed to the socket. */
 const PIECE = 32 * 1024;
+/** Items of a long list serialised at once (a reservation with its contact and rooms is some 300 characters). */
+const SLICE = 64;
 
 /** A single answer with data, no errors and no `extensions.http`, holding a long list. */
 function isLargeAnswer(result: unknown): result is ExecutionResult {
@@ -94,12 +96,14 @@ export class JsonPieces extends Readable {
 
 /**
  * The JSON text of `value` as JSON.stringify writes it, in parts: objects are walked member by
- * member, a long list item by item, everything else (an item of a list included) serialised whole.
+ * member, a long list SLICE items at a time, everything else (an item of a list included) serialised whole.
  */
 function* jsonParts(value: unknown): Generator<string, void, undefined> {
   if (Array.isArray(value) && value.length >= LONG_LIST) {
+    // A slice at a time, serialised natively: as fast as the whole list at once, never as large.
     yield '[';
-    for (let i = 0; i < value.length; i++) yield `${i === 0 ? '' : ','}${JSON.stringify(value[i]) ?? 'null'}`;
+    for (let i = 0; i < value.length; i += SLICE)
+      yield `${i === 0 ? '' : ','}${JSON.stringify(value.slice(i, i + SLICE)).slice(1, -1)}`;
     yield ']';
     return;
   }
