@@ -32,8 +32,8 @@ export function useStreamedLargeAnswers(): Plugin {
 
 /** Lists at least this long make an answer large (the bulkhead's large windows are over 200 records). */
 export const LONG_LIST = 200;
-/** Characters serialised before they are handed to the socket. */
-const PIECE = 32 * 1024;
+/** Characters serialised before they are handed to the socket: under V8's large objects (128 KB), in few writes. */
+const PIECE = 64 * 1024;
 /** Items of a long list serialised at once (a reservation with its contact and rooms is some 300 characters). */
 const SLICE = 64;
 
