@@ -244,9 +244,16 @@ describe('reloading LICENSEES_FILE in a running gateway', () => {
       await within(5_000, 'the first booking reaches both', async () =>
         ['removed', 'kept'].every((id) => router.of(id, 'next').length >= 1),
       );
-      expect(router.of('kept', 'next')[0]?.payload?.data).toMatchObject({
-        reservationChanged: { reservation: { reservationNumber: first.reservationNumber } },
-      });
+      // (A feed begun late on a loaded machine may first tell an earlier test's booking of the same minute.)
+      await within(5_000, 'the first booking reaches the kept one', async () =>
+        router
+          .of('kept', 'next')
+          .some(
+            (message) =>
+              (message.payload?.data as { reservationChanged?: { reservation?: { reservationNumber?: number } } })
+                ?.reservationChanged?.reservation?.reservationNumber === first.reservationNumber,
+          ),
+      );
 
       writeFileSync(path, JSON.stringify(withAcmeClients((clients) => clients.filter((c) => c.name !== 'acme-web'))));
       await within(
